@@ -1,0 +1,9 @@
+#include "tandem/core/grad_mode.h"
+
+namespace tandem {
+namespace {
+thread_local bool t_grad_enabled = true;
+}
+bool is_grad_enabled() { return t_grad_enabled; }
+void set_grad_enabled(bool enabled) { t_grad_enabled = enabled; }
+}  // namespace tandem

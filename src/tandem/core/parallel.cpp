@@ -1,0 +1,59 @@
+#include "tandem/core/parallel.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
+#include <thread>
+
+#include "tandem/core/error.h"
+
+namespace tandem {
+namespace {
+std::atomic<int> g_threads{0};
+int default_threads() {
+  int n = static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, n);
+}
+}  // namespace
+
+int get_num_threads() {
+  int n = g_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : default_threads();
+}
+
+void set_num_threads(int n) {
+  TANDEM_CHECK(n >= 1, ValueError, "set_num_threads", "got ", n, ", expected a positive number of threads");
+  g_threads.store(n);
+  omp_set_num_threads(n);
+}
+
+bool in_parallel_region() { return omp_in_parallel() != 0; }
+
+void parallel_for(int64_t begin, int64_t end, int64_t grain, const std::function<void(int64_t, int64_t)>& f) {
+  if (begin >= end) return;
+  int64_t n = end - begin;
+  int threads = get_num_threads();
+  if (threads <= 1 || n < grain || in_parallel_region()) {
+    f(begin, end);
+    return;
+  }
+  int64_t chunks = std::min<int64_t>(threads, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  chunks = std::max<int64_t>(chunks, 1);
+  std::exception_ptr err;
+  std::atomic<bool> failed{false};
+#pragma omp parallel for num_threads(static_cast<int>(chunks)) schedule(static, 1)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t lo = begin + n * c / chunks, hi = begin + n * (c + 1) / chunks;
+    try {
+      f(lo, hi);
+    } catch (...) {
+      // Exceptions must not escape an OpenMP region; keep the first and rethrow after.
+      if (!failed.exchange(true)) err = std::current_exception();
+    }
+  }
+  if (err) std::rethrow_exception(err);
+}
+
+}  // namespace tandem

@@ -1,0 +1,16 @@
+#include "tandem/core/storage.h"
+
+namespace tandem {
+
+StorageImpl::StorageImpl(size_t nbytes, Allocator* alloc)
+    : data_(alloc->allocate(nbytes)), nbytes_(nbytes), device_(alloc->device()), allocator_(alloc) {}
+
+StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter)
+    : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
+
+StorageImpl::~StorageImpl() {
+  if (allocator_) allocator_->deallocate(data_, nbytes_);
+  else if (deleter_) deleter_(data_);
+}
+
+}  // namespace tandem

@@ -1,0 +1,415 @@
+#include "tandem/dispatch/dispatcher.h"
+
+#include <deque>
+#include <mutex>
+#include <unordered_map>
+
+#include "tandem/core/grad_mode.h"
+#include "tandem/kernels/cpu/loops.h"
+
+namespace tandem {
+
+// ---------------------------------------------------------------- registry
+namespace {
+struct Registry {
+  std::mutex mu;
+  std::deque<OpDef> ops;  // deque: stable addresses
+  std::unordered_map<std::string, OpDef*> by_name;
+};
+Registry& registry() {
+  static auto* r = new Registry();  // leaked on purpose: used during static destruction
+  return *r;
+}
+}  // namespace
+
+const OpDef& register_op(OpDef def) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  TANDEM_CHECK(!r.by_name.count(def.name), ValueError, "register_op", "op '", def.name, "' is already registered");
+  TANDEM_INTERNAL_ASSERT(def.composite || def.meta || def.view, "op ", def.name, " needs meta, view or composite");
+  def.id = static_cast<int>(r.ops.size());
+  bool want_inplace = def.inplace_variant;
+  r.ops.push_back(std::move(def));
+  OpDef* f = &r.ops.back();
+  r.by_name[f->name] = f;
+  if (want_inplace) {
+    OpDef v = *f;
+    v.name = f->name + "_";
+    v.id = static_cast<int>(r.ops.size());
+    v.inplace_variant = false;
+    v.is_inplace = true;
+    v.functional = f;
+    v.cacheable_meta = f->cacheable_meta;
+    r.ops.push_back(std::move(v));
+    OpDef* ip = &r.ops.back();
+    r.by_name[ip->name] = ip;
+    f->inplace = ip;
+  }
+  return *f;
+}
+
+const OpDef* find_op(const std::string& name) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = r.by_name.find(name);
+  return it == r.by_name.end() ? nullptr : it->second;
+}
+
+const OpDef& get_op(const std::string& name) {
+  const OpDef* d = find_op(name);
+  TANDEM_CHECK(d != nullptr, ValueError, "get_op", "no op named '", name, "' is registered");
+  return *d;
+}
+
+std::vector<const OpDef*> all_ops() {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  std::vector<const OpDef*> out;
+  for (auto& d : r.ops) out.push_back(&d);
+  return out;
+}
+
+// ---------------------------------------------------------------- promotion
+MetaRef MetaRef::of(const Tensor& t) {
+  MetaRef m;
+  if (!t.defined()) {
+    m.defined = false;
+    return m;
+  }
+  m.dtype = t.dtype();
+  m.sizes = t.sizes();
+  m.strides = t.strides();
+  m.device = t.device();
+  m.is_wrapped_number = t.impl()->is_wrapped_number();
+  return m;
+}
+
+namespace {
+// PyTorch's combine_categories: the higher-priority group wins unless the lower one is
+// of a higher category (bool < integer < floating), in which case they promote.
+std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower) return higher;
+  if (is_floating_point(*higher)) return higher;
+  if (*higher == DType::Bool || is_floating_point(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+void update(std::optional<DType>& acc, DType t) { acc = acc ? promote_types(*acc, t) : t; }
+}  // namespace
+
+DType result_type(ArrayRef<MetaRef> metas) {
+  std::optional<DType> dim_r, zero_r, wrapped_r;
+  for (const MetaRef& m : metas) {
+    if (!m.defined) continue;
+    if (m.is_wrapped_number) {
+      DType t = m.dtype;
+      if (is_floating_point(t)) t = default_float_dtype();
+      update(wrapped_r, t);
+    } else if (m.dim() == 0) {
+      update(zero_r, m.dtype);
+    } else {
+      update(dim_r, m.dtype);
+    }
+  }
+  auto r = combine(dim_r, combine(zero_r, wrapped_r));
+  return r.value_or(default_float_dtype());
+}
+
+Tensor wrap_scalar(const Scalar& s) {
+  DType d = s.is_bool() ? DType::Bool : s.is_integral() ? DType::Int64 : DType::Float64;
+  Tensor t = empty_tensor({}, d);
+  kernels::fill_kernel(t, s);
+  t.impl()->set_wrapped_number(true);
+  return t;
+}
+
+// ---------------------------------------------------------------- observers, slots
+namespace {
+thread_local SmallVec<DispatchObserver*, 2> t_observers;
+thread_local int t_depth = 0;
+AutogradRecorder g_recorder = nullptr;
+InplaceChecker g_inplace_checker = nullptr;
+}  // namespace
+
+ObserverGuard::ObserverGuard(DispatchObserver* obs) : obs_(obs) { t_observers.push_back(obs); }
+ObserverGuard::~ObserverGuard() {
+  // Guards nest, so ours is normally last; search anyway to stay correct.
+  for (size_t i = t_observers.size(); i-- > 0;) {
+    if (t_observers[i] == obs_) {
+      for (size_t j = i; j + 1 < t_observers.size(); ++j) t_observers[j] = t_observers[j + 1];
+      t_observers.pop_back();
+      break;
+    }
+  }
+}
+void set_autograd_recorder(AutogradRecorder r) { g_recorder = r; }
+void set_inplace_checker(InplaceChecker c) { g_inplace_checker = c; }
+
+// ---------------------------------------------------------------- meta cache
+namespace {
+struct MetaCacheEntry {
+  SmallVec<int64_t, 24> key;
+  SmallVec<TensorMeta, 2> outputs;
+};
+struct MetaCache {
+  bool enabled = true;
+  std::unordered_map<uint64_t, MetaCacheEntry> map;
+  MetaCacheStats stats;
+};
+thread_local MetaCache t_meta_cache;
+bool g_meta_cache_enabled = true;
+constexpr size_t kMetaCacheMax = 8192;
+
+void build_key(SmallVec<int64_t, 24>& key, const OpDef& op, ArrayRef<MetaRef> in, ArrayRef<AttrValue> attrs,
+               DType common) {
+  key.push_back(op.id);
+  key.push_back(static_cast<int64_t>(common));
+  for (const MetaRef& m : in) {
+    if (!m.defined) {
+      key.push_back(-1);
+      continue;
+    }
+    key.push_back((static_cast<int64_t>(m.dtype) << 8) | (m.is_wrapped_number ? 2 : 0) |
+                  (compute_is_contiguous(m.sizes, m.strides) ? 1 : 0));
+    key.push_back(m.dim());
+    for (int64_t s : m.sizes) key.push_back(s);
+  }
+  for (const AttrValue& a : attrs) key.push_back(static_cast<int64_t>(hash_attr(a)));
+}
+uint64_t hash_key(const SmallVec<int64_t, 24>& key) {
+  uint64_t h = 1469598103934665603ULL;
+  for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
+  return h;
+}
+bool same_key(const SmallVec<int64_t, 24>& a, const SmallVec<int64_t, 24>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
+}  // namespace
+
+MetaCacheStats meta_cache_stats() {
+  auto s = t_meta_cache.stats;
+  s.entries = static_cast<int64_t>(t_meta_cache.map.size());
+  return s;
+}
+void clear_meta_cache() {
+  t_meta_cache.map.clear();
+  t_meta_cache.stats = {};
+}
+void set_meta_cache_enabled(bool enabled) { g_meta_cache_enabled = enabled; }
+
+// ---------------------------------------------------------------- dispatch
+namespace {
+
+DType compute_dtype(const OpDef& op, ArrayRef<MetaRef> metas) {
+  if (op.promotion == Promotion::None) return metas.empty() ? default_float_dtype() : metas[0].dtype;
+  SmallVec<MetaRef, 4> prom;
+  for (size_t i = 0; i < metas.size(); ++i) {
+    size_t spec = std::min(i, op.inputs.size() - 1);
+    if (op.inputs[spec].promote) prom.push_back(metas[i]);
+  }
+  DType t = result_type(prom.ref());
+  if (op.promotion == Promotion::IntToFloat && !is_floating_point(t)) t = default_float_dtype();
+  return t;
+}
+
+void run_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> attrs, DType common,
+              SmallVec<TensorMeta, 2>& out) {
+  MetaContext ctx{op.name.c_str(), metas, AttrReader(op.name.c_str(), attrs), common, {}};
+  op.meta(ctx);
+  out = std::move(ctx.outputs);
+}
+
+void cached_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> attrs, DType common,
+                 SmallVec<TensorMeta, 2>& out) {
+  if (!g_meta_cache_enabled || !op.cacheable_meta) {
+    run_meta(op, metas, attrs, common, out);
+    return;
+  }
+  auto& cache = t_meta_cache;
+  MetaCacheEntry entry;
+  build_key(entry.key, op, metas, attrs, common);
+  uint64_t h = hash_key(entry.key);
+  auto it = cache.map.find(h);
+  if (it != cache.map.end() && same_key(it->second.key, entry.key)) {
+    ++cache.stats.hits;
+    out = it->second.outputs;
+    return;
+  }
+  ++cache.stats.misses;
+  run_meta(op, metas, attrs, common, out);
+  if (cache.map.size() >= kMetaCacheMax) cache.map.clear();
+  entry.outputs = out;
+  cache.map[h] = std::move(entry);
+}
+
+Tensor allocate(const TensorMeta& m) {
+  if (m.strides.empty()) return empty_tensor(m.sizes, m.dtype);
+  return empty_strided_tensor(m.sizes, m.strides, m.dtype);
+}
+
+struct DepthGuard {
+  DepthGuard() { ++t_depth; }
+  ~DepthGuard() { --t_depth; }
+};
+
+void check_arity(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs) {
+  if (op.variadic) {
+    TANDEM_CHECK(inputs.size() + 1 >= op.inputs.size(), ValueError, op.name, "got ", inputs.size(),
+                 " tensor inputs, expected at least ", op.inputs.size() - 1);
+  } else {
+    TANDEM_CHECK(inputs.size() == op.inputs.size(), ValueError, op.name, "got ", inputs.size(),
+                 " tensor inputs, expected ", op.inputs.size());
+  }
+  TANDEM_CHECK(attrs.size() <= op.attrs.size(), ValueError, op.name, "got ", attrs.size(),
+               " attributes, expected at most ", op.attrs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+    TANDEM_CHECK(spec.optional || inputs[i].defined(), ValueError, op.name, "input '", spec.name,
+                 "' is an undefined tensor, expected a defined tensor");
+  }
+}
+
+bool needs_grad(const OpDef& op, ArrayRef<Tensor> inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+    if (spec.differentiable && inputs[i].defined() && inputs[i].requires_grad()) return true;
+  }
+  return false;
+}
+
+OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs) {
+  if (op.composite) {
+    DepthGuard g;
+    auto outs = op.composite(inputs, AttrReader(op.name.c_str(), attrs));
+    OpOutputs r;
+    for (auto& t : outs) r.push_back(std::move(t));
+    return r;
+  }
+  // Promote: cast promotable inputs to the compute dtype.
+  SmallVec<MetaRef, 4> metas;
+  for (const Tensor& t : inputs) metas.push_back(MetaRef::of(t));
+  const DType common = compute_dtype(op, metas.ref());
+  SmallVec<Tensor, 4> cast_inputs;
+  ArrayRef<Tensor> run_inputs = inputs;
+  if (op.promotion != Promotion::None) {
+    bool any = false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+      if (spec.promote && inputs[i].defined() && inputs[i].dtype() != common) { any = true; break; }
+    }
+    if (any) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+        const Tensor& t = inputs[i];
+        if (spec.promote && t.defined() && t.dtype() != common) {
+          Tensor c = empty_tensor(t.sizes(), common);
+          kernels::copy_kernel(c, t);
+          cast_inputs.push_back(std::move(c));
+          metas[i] = MetaRef::of(cast_inputs.back());
+        } else {
+          cast_inputs.push_back(t);
+        }
+      }
+      // metas point into cast_inputs, which no longer reallocates.
+      for (size_t i = 0; i < cast_inputs.size(); ++i) metas[i] = MetaRef::of(cast_inputs[i]);
+      run_inputs = cast_inputs.ref();
+    }
+  }
+
+  OpOutputs outputs;
+  if (op.view) {
+    ViewGeometry g = op.view(metas[0], AttrReader(op.name.c_str(), attrs));
+    int64_t off = g.absolute_offset ? g.storage_offset : run_inputs[0].storage_offset() + g.storage_offset;
+    outputs.push_back(make_alias(run_inputs[0], std::move(g.sizes), std::move(g.strides), off));
+    return outputs;
+  }
+
+  SmallVec<TensorMeta, 2> out_metas;
+  if (!op.dynamic_shape) cached_meta(op, metas.ref(), attrs, common, out_metas);
+
+  if (op.is_inplace) {
+    const Tensor& self = inputs[0];
+    const TensorMeta& m = out_metas[0];
+    TANDEM_CHECK(IntArrayRef(m.sizes).equals(self.sizes()), ShapeError, op.name, "output with shape ",
+                 self.sizes(), " doesn't match the broadcast shape ", m.sizes);
+    TANDEM_CHECK(can_cast(m.dtype, self.dtype()), TypeError, op.name, "result type ", dtype_name(m.dtype),
+                 " can't be cast to the desired output type ", dtype_name(self.dtype()));
+    if (g_inplace_checker) g_inplace_checker(op, self);
+    if (m.dtype == self.dtype()) {
+      outputs.push_back(self);
+      KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+      op.cpu_kernel(kc);
+    } else {
+      outputs.push_back(allocate(m));
+      KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+      op.cpu_kernel(kc);
+      kernels::copy_kernel(self, outputs[0]);
+      outputs[0] = self;
+    }
+    self.bump_version();
+    return outputs;
+  }
+
+  for (const TensorMeta& m : out_metas) outputs.push_back(allocate(m));
+  KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+  op.cpu_kernel(kc);
+  return outputs;
+}
+
+}  // namespace
+
+OpOutputs dispatch(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs) {
+  check_arity(op, inputs, attrs);
+  // Fill trailing defaults so every consumer sees the full attribute list.
+  Attrs full;
+  if (attrs.size() < op.attrs.size()) {
+    for (const AttrValue& a : attrs) full.push_back(a);
+    for (size_t i = attrs.size(); i < op.attrs.size(); ++i) full.push_back(op.attrs[i].default_value);
+    attrs = full.ref();
+  }
+  const int depth = t_depth;
+  if (!t_observers.empty()) [[unlikely]]
+    for (DispatchObserver* o : t_observers) o->on_enter(op, inputs, attrs, depth);
+  OpOutputs outs = dispatch_impl(op, inputs, attrs);
+  if (g_recorder && !op.composite && is_grad_enabled() && needs_grad(op, inputs)) g_recorder(op, inputs, attrs, outs);
+  if (!t_observers.empty()) [[unlikely]]
+    for (DispatchObserver* o : t_observers) o->on_exit(op, inputs, attrs, outs.ref(), depth);
+  return outs;
+}
+
+Tensor dispatch1(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs) {
+  OpOutputs o = dispatch(op, inputs, attrs);
+  TANDEM_INTERNAL_ASSERT(o.size() >= 1, "op ", op.name, " returned no output");
+  return std::move(o[0]);
+}
+
+SmallVec<TensorMeta, 2> infer_meta(const OpDef& op, ArrayRef<MetaRef> inputs, ArrayRef<AttrValue> attrs) {
+  Attrs full;
+  for (const AttrValue& a : attrs) full.push_back(a);
+  for (size_t i = attrs.size(); i < op.attrs.size(); ++i) full.push_back(op.attrs[i].default_value);
+  SmallVec<TensorMeta, 2> out;
+  DType common = compute_dtype(op, inputs);
+  if (op.view) {
+    ViewGeometry g = op.view(inputs[0], AttrReader(op.name.c_str(), full.ref()));
+    out.push_back(TensorMeta{inputs[0].dtype, std::move(g.sizes), std::move(g.strides)});
+    return out;
+  }
+  TANDEM_CHECK(op.meta != nullptr, NotImplementedError, op.name, "has no meta function (composite or dynamic op)");
+  SmallVec<MetaRef, 4> cast;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    MetaRef m = inputs[i];
+    const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+    if (op.promotion != Promotion::None && spec.promote && m.defined) {
+      m.dtype = common;
+      m.is_wrapped_number = false;
+    }
+    cast.push_back(m);
+  }
+  run_meta(op, cast.ref(), full.ref(), common, out);
+  return out;
+}
+
+}  // namespace tandem

@@ -1,0 +1,134 @@
+#pragma once
+// OpDef: everything tandem knows about one operator, in one place (DESIGN.md
+// principle 1): schema, dtype-promotion rule, meta inference, CPU kernel, view (stride)
+// rule, backward rule, and flags the passes need. Ops register themselves with
+// TANDEM_REGISTER_OP in their family's file under ops/; nothing else lists op names.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tandem/core/tensor.h"
+#include "tandem/dispatch/attr.h"
+
+namespace tandem {
+
+/// Input/output metadata without data: what meta inference reads. Non-owning.
+struct MetaRef {
+  DType dtype = DType::Float32;
+  IntArrayRef sizes;
+  IntArrayRef strides;
+  Device device;
+  bool defined = true;
+  bool is_wrapped_number = false;  ///< a C++ scalar wrapped as a 0-d tensor (ranks below tensors)
+  int64_t numel() const { return multiply_integers(sizes); }
+  int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
+  static MetaRef of(const Tensor& t);
+};
+
+/// Owning output metadata produced by meta inference. Empty strides = contiguous.
+struct TensorMeta {
+  DType dtype = DType::Float32;
+  DimVector sizes;
+  DimVector strides;
+};
+
+/// How the dispatcher computes the dtype the kernel runs in (PyTorch result_type).
+enum class Promotion : uint8_t {
+  None,          ///< the op's meta decides dtypes; inputs are passed unchanged
+  Default,       ///< promotable inputs are cast to their result_type; output has that dtype
+  IntToFloat,    ///< like Default, but bool/integer results become the default float dtype
+  Comparison,    ///< inputs cast to result_type; output is bool
+};
+
+/// Declaration of one tensor input.
+struct InputSpec {
+  std::string name;
+  bool promote = true;         ///< takes part in type promotion (false for index/mask inputs)
+  bool optional = false;       ///< may be an undefined Tensor
+  bool differentiable = true;  ///< gradients flow to it (false for indices, masks)
+};
+
+/// Declaration of one attribute with its default (None = std::monostate).
+struct AttrSpec {
+  std::string name;
+  AttrValue default_value;
+};
+
+/// Everything a meta function sees. It fills `outputs` or raises an Error.
+struct MetaContext {
+  const char* op;
+  ArrayRef<MetaRef> inputs;
+  AttrReader attrs;
+  DType common_dtype;  ///< result of the op's Promotion rule over promotable inputs
+  SmallVec<TensorMeta, 2> outputs;
+};
+
+/// Everything a kernel sees: validated inputs (already cast to the compute dtype when the
+/// op promotes), preallocated outputs (or empty for dynamic-shape ops, which push theirs).
+struct KernelContext {
+  const char* op;
+  ArrayRef<Tensor> inputs;
+  AttrReader attrs;
+  SmallVec<Tensor, 2>& outputs;
+};
+
+/// What a view op's stride rule returns: the alias geometry on the input's storage.
+struct ViewGeometry {
+  DimVector sizes;
+  DimVector strides;
+  int64_t storage_offset = 0;     ///< relative to the input's offset unless absolute_offset
+  bool absolute_offset = false;   ///< as_strided: storage_offset is absolute
+};
+
+/// Arguments of a backward rule. Rules are written with tandem ops so they run on real
+/// tensors (eager) and on traced tensors (graph autodiff). Saved tensors the op did not
+/// ask for (see OpDef::save_inputs/save_outputs) are undefined.
+struct BackwardContext {
+  const char* op;
+  ArrayRef<Tensor> inputs;        ///< forward inputs (only those the op saves)
+  ArrayRef<Tensor> outputs;       ///< forward outputs (only those the op saves)
+  ArrayRef<Tensor> grad_outputs;  ///< one per output; undefined when that output got no gradient
+  AttrReader attrs;
+  std::vector<bool> needs_input_grad;
+  std::vector<MetaRef> input_metas;  ///< metas of all forward inputs (shapes for reductions back)
+};
+
+using MetaFn = void (*)(MetaContext&);
+using KernelFn = void (*)(KernelContext&);
+using ViewFn = ViewGeometry (*)(const MetaRef& input, const AttrReader& attrs);
+/// Returns one gradient per tensor input (undefined = no gradient).
+using BackwardFn = std::vector<Tensor> (*)(BackwardContext&);
+/// A composite op's body, written with other ops; no kernel and no backward needed.
+using CompositeFn = std::vector<Tensor> (*)(ArrayRef<Tensor> inputs, const AttrReader& attrs);
+
+/// The definition of one operator.
+struct OpDef {
+  std::string name;                ///< PyTorch name: "add", "conv2d", "max_pool2d"
+  std::vector<InputSpec> inputs;
+  std::vector<AttrSpec> attrs;
+  Promotion promotion = Promotion::None;
+  MetaFn meta = nullptr;           ///< required unless composite
+  KernelFn cpu_kernel = nullptr;   ///< required unless view or composite
+  ViewFn view = nullptr;           ///< set for view ops: output aliases input 0
+  CompositeFn composite = nullptr; ///< set for ops written in terms of other ops
+  BackwardFn backward = nullptr;   ///< autograd rule (slot filled per op)
+  uint32_t save_inputs = 0;        ///< bit i: backward needs forward input i
+  uint32_t save_outputs = 0;       ///< bit i: backward needs forward output i
+  int num_outputs = 1;
+  bool variadic = false;           ///< the last InputSpec takes any number of tensors (cat, stack)
+  bool dynamic_shape = false;      ///< output sizes depend on data (nonzero, unique)
+  bool random = false;             ///< draws from the generator (never CSE'd, never folded)
+  bool inplace_variant = false;    ///< also register "<name>_" writing into input 0
+  bool cacheable_meta = true;      ///< meta depends only on metas+attrs (memoisable)
+  bool supports_reduced_float = true;
+  std::vector<bool> output_differentiable;  ///< empty = all differentiable (indices are not)
+
+  // Filled by the registry.
+  int id = -1;
+  bool is_inplace = false;         ///< this is the "<name>_" variant; output 0 is input 0
+  const OpDef* functional = nullptr;  ///< for in-place variants: the op it derives from
+  const OpDef* inplace = nullptr;     ///< for functional ops with a variant: "<name>_"
+};
+
+}  // namespace tandem

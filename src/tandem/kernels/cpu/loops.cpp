@@ -1,0 +1,113 @@
+#include "tandem/kernels/cpu/loops.h"
+
+#include <algorithm>
+
+namespace tandem::kernels {
+
+ElementwiseIter ElementwiseIter::make(ArrayRef<Tensor> operands) {
+  return make(operands, operands[0].sizes());
+}
+
+ElementwiseIter ElementwiseIter::make(ArrayRef<Tensor> operands, IntArrayRef shape) {
+  ElementwiseIter it;
+  TANDEM_INTERNAL_ASSERT(operands.size() <= static_cast<size_t>(kMaxOperands));
+  it.nops = static_cast<int>(operands.size());
+  const int nd = static_cast<int>(shape.size());
+  TANDEM_CHECK(nd <= kMaxDims, NotImplementedError, "elementwise", "tensors with ", nd,
+               " dims, expected at most ", kMaxDims);
+  it.numel = multiply_integers(shape);
+  // Reverse to innermost-first; align each operand to the right (broadcast).
+  int64_t shp[kMaxDims];
+  int64_t st[kMaxOperands][kMaxDims];
+  for (int d = 0; d < nd; ++d) shp[d] = shape[nd - 1 - d];
+  for (int k = 0; k < it.nops; ++k) {
+    const Tensor& t = operands[k];
+    const int64_t es = t.element_size();
+    const int tnd = static_cast<int>(t.dim());
+    it.base[k] = static_cast<char*>(t.data_ptr());
+    for (int d = 0; d < nd; ++d) {
+      if (d < tnd) {
+        int64_t sz = t.sizes()[tnd - 1 - d];
+        st[k][d] = (sz == 1 && shp[d] != 1) ? 0 : t.strides()[tnd - 1 - d] * es;
+      } else {
+        st[k][d] = 0;
+      }
+    }
+  }
+  // Drop size-1 dims and merge dims contiguous for every operand.
+  int out = 0;
+  for (int d = 0; d < nd; ++d) {
+    if (shp[d] == 1) continue;
+    if (out > 0) {
+      bool mergeable = true;
+      for (int k = 0; k < it.nops; ++k)
+        if (st[k][d] != st[k][out - 1] * it.shape[out - 1]) { mergeable = false; break; }
+      if (mergeable) {
+        it.shape[out - 1] *= shp[d];
+        continue;
+      }
+    }
+    it.shape[out] = shp[d];
+    for (int k = 0; k < it.nops; ++k) it.strides[k][out] = st[k][d];
+    ++out;
+  }
+  it.ndim = out;
+  if (it.numel == 0) it.ndim = 0;
+  return it;
+}
+
+namespace {
+template <typename D, typename S>
+void copy_typed(const ElementwiseIter& it) {
+  for_each(it, [](char** p, const int64_t* st, int64_t n) {
+    if (st[0] == sizeof(D) && st[1] == sizeof(S)) {
+      D* d = reinterpret_cast<D*>(p[0]);
+      const S* s = reinterpret_cast<const S*>(p[1]);
+      if constexpr (std::is_same_v<D, S>) {
+        std::memcpy(d, s, static_cast<size_t>(n) * sizeof(D));
+      } else {
+        for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(static_cast<opmath_t<S>>(s[i]));
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        S v;
+        std::memcpy(&v, p[1] + i * st[1], sizeof(S));
+        D o = static_cast<D>(static_cast<opmath_t<S>>(v));
+        std::memcpy(p[0] + i * st[0], &o, sizeof(D));
+      }
+    }
+  });
+}
+}  // namespace
+
+void copy_kernel(const Tensor& dst, const Tensor& src) {
+  if (dst.numel() == 0) return;
+  Tensor ops[2] = {dst, src};
+  auto it = ElementwiseIter::make(ArrayRef<Tensor>(ops, 2));
+  TANDEM_DISPATCH_ALL_TYPES(dst.dtype(), "copy_", [&] {
+    using D = scalar_t;
+    TANDEM_DISPATCH_ALL_TYPES(src.dtype(), "copy_", [&] { copy_typed<D, scalar_t>(it); });
+  });
+}
+
+void fill_kernel(const Tensor& dst, const Scalar& value) {
+  if (dst.numel() == 0) return;
+  Tensor ops[1] = {dst};
+  auto it = ElementwiseIter::make(ArrayRef<Tensor>(ops, 1));
+  TANDEM_DISPATCH_ALL_TYPES(dst.dtype(), "fill_", [&] {
+    scalar_t v;
+    if constexpr (std::is_same_v<scalar_t, bool>) v = value.to_bool();
+    else if constexpr (std::is_integral_v<scalar_t>) v = static_cast<scalar_t>(value.to_int());
+    else v = static_cast<scalar_t>(value.to_double());
+    for_each(it, [&](char** p, const int64_t* st, int64_t n) {
+      if (st[0] == sizeof(scalar_t)) {
+        scalar_t* d = reinterpret_cast<scalar_t*>(p[0]);
+        for (int64_t i = 0; i < n; ++i) d[i] = v;
+      } else {
+        for (int64_t i = 0; i < n; ++i) std::memcpy(p[0] + i * st[0], &v, sizeof(scalar_t));
+      }
+    });
+  });
+}
+
+}  // namespace tandem::kernels

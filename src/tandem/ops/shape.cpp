@@ -1,0 +1,444 @@
+// Shape and view ops. View ops declare a stride rule (OpDef::view); the dispatcher makes
+// the alias. Composite ops (reshape, flatten, split, ...) are written with the views.
+#include "tandem/ops/shape.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "tandem/ops/creation.h"
+#include "tandem/ops/op_utils.h"
+
+namespace tandem {
+
+DimVector infer_size(const char* op, IntArrayRef shape, int64_t numel) {
+  DimVector out = shape.vec();
+  int64_t known = 1;
+  std::optional<size_t> infer;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1) {
+      TANDEM_CHECK(!infer, ValueError, op, "only one dimension can be inferred, got shape ", shape);
+      infer = i;
+    } else {
+      TANDEM_CHECK(shape[i] >= 0, ValueError, op, "invalid shape dimension ", shape[i], " in ", shape);
+      known *= shape[i];
+    }
+  }
+  if (infer) {
+    TANDEM_CHECK(known != 0 && numel % known == 0, ShapeError, op, "shape ", shape, " is invalid for input of size ", numel);
+    out[*infer] = numel / known;
+  } else {
+    TANDEM_CHECK(known == numel, ShapeError, op, "shape ", shape, " is invalid for input of size ", numel);
+  }
+  return out;
+}
+
+std::optional<DimVector> compute_view_strides(IntArrayRef old_sizes, IntArrayRef old_strides, IntArrayRef new_sizes) {
+  const int64_t numel = multiply_integers(old_sizes);
+  if (numel == 0) {
+    if (old_sizes.equals(new_sizes)) return old_strides.vec();
+    return contiguous_strides(new_sizes);
+  }
+  if (old_sizes.empty()) return DimVector(new_sizes.size(), 1);
+  DimVector out(new_sizes.size());
+  // Walk the old dims from the innermost, grouping runs that are contiguous with each
+  // other ("chunks"); each chunk must be covered exactly by a run of new dims.
+  int64_t view_d = static_cast<int64_t>(new_sizes.size()) - 1;
+  int64_t chunk_stride = old_strides.back();
+  int64_t tensor_numel = 1, view_numel = 1;
+  for (int64_t d = static_cast<int64_t>(old_sizes.size()) - 1; d >= 0; --d) {
+    tensor_numel *= old_sizes[d];
+    bool chunk_ends = d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_stride);
+    if (!chunk_ends) continue;
+    while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
+      out[view_d] = view_numel * chunk_stride;
+      view_numel *= new_sizes[view_d];
+      --view_d;
+    }
+    if (view_numel != tensor_numel) return std::nullopt;
+    if (d > 0) {
+      chunk_stride = old_strides[d - 1];
+      tensor_numel = 1;
+      view_numel = 1;
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+namespace {
+
+OpDef view_op(const char* name, std::vector<AttrSpec> attrs, ViewFn fn) {
+  OpDef d;
+  d.name = name;
+  d.inputs = {{"self", false}};
+  d.attrs = std::move(attrs);
+  d.view = fn;
+  return d;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- view ops
+TANDEM_REGISTER_OP(view) {
+  return view_op("view", {{"size", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
+    DimVector sizes = infer_size("view", a.ints(0), in.numel());
+    auto st = compute_view_strides(in.sizes, in.strides, sizes);
+    TANDEM_CHECK(st.has_value(), ShapeError, "view", "view size ", sizes,
+                 " is not compatible with input tensor's size ", in.sizes, " and stride ", in.strides,
+                 " (at least one dimension spans across two contiguous subspaces); use reshape instead");
+    return ViewGeometry{std::move(sizes), std::move(*st), 0};
+  });
+}
+
+TANDEM_REGISTER_OP(as_strided) {
+  return view_op("as_strided", {{"size", std::vector<int64_t>{}}, {"stride", std::vector<int64_t>{}}, {"storage_offset", std::monostate{}}},
+                 [](const MetaRef& in, const AttrReader& a) -> ViewGeometry {
+                   // Bounds against the storage are checked by the functional wrapper,
+                   // which can see the storage size.
+                   (void)in;
+                   ViewGeometry g{a.ints(0), a.ints(1), a.opt_i(2).value_or(0), a.opt_i(2).has_value()};
+                   return g;
+                 });
+}
+
+TANDEM_REGISTER_OP(permute) {
+  return view_op("permute", {{"dims", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
+    const auto& dims = a.ints(0);
+    TANDEM_CHECK(static_cast<int64_t>(dims.size()) == in.dim(), ValueError, "permute", "number of dims in ", IntArrayRef(dims),
+                 " doesn't match the tensor's ", in.dim(), " dims");
+    DimVector w = ops::wrap_dims("permute", dims, in.dim());
+    ViewGeometry g;
+    for (int64_t d : w) {
+      g.sizes.push_back(in.sizes[d]);
+      g.strides.push_back(in.strides[d]);
+    }
+    return g;
+  });
+}
+
+TANDEM_REGISTER_OP(transpose) {
+  return view_op("transpose", {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, [](const MetaRef& in, const AttrReader& a) {
+    int64_t d0 = wrap_dim(a.i(0), in.dim(), "transpose"), d1 = wrap_dim(a.i(1), in.dim(), "transpose");
+    ViewGeometry g{in.sizes.vec(), in.strides.vec(), 0};
+    if (in.dim() > 0) {
+      std::swap(g.sizes[d0], g.sizes[d1]);
+      std::swap(g.strides[d0], g.strides[d1]);
+    }
+    return g;
+  });
+}
+
+TANDEM_REGISTER_OP(slice) {
+  return view_op("slice", {{"dim", int64_t{0}}, {"start", std::monostate{}}, {"end", std::monostate{}}, {"step", int64_t{1}}},
+                 [](const MetaRef& in, const AttrReader& a) {
+                   TANDEM_CHECK(in.dim() > 0, IndexError, "slice", "cannot be applied to a 0-dim tensor");
+                   int64_t dim = wrap_dim(a.i(0), in.dim(), "slice");
+                   int64_t step = a.i(3);
+                   TANDEM_CHECK(step > 0, ValueError, "slice", "step must be positive, got ", step);
+                   int64_t size = in.sizes[dim];
+                   int64_t start = a.opt_i(1).value_or(0), end = a.opt_i(2).value_or(size);
+                   if (start < 0) start += size;
+                   if (end < 0) end += size;
+                   start = std::clamp<int64_t>(start, 0, size);
+                   end = std::clamp<int64_t>(end, start, size);
+                   ViewGeometry g{in.sizes.vec(), in.strides.vec(), start * in.strides[dim]};
+                   g.sizes[dim] = (end - start + step - 1) / step;
+                   g.strides[dim] = in.strides[dim] * step;
+                   return g;
+                 });
+}
+
+TANDEM_REGISTER_OP(select) {
+  return view_op("select", {{"dim", int64_t{0}}, {"index", int64_t{0}}}, [](const MetaRef& in, const AttrReader& a) {
+    TANDEM_CHECK(in.dim() > 0, IndexError, "select", "cannot be applied to a 0-dim tensor");
+    int64_t dim = wrap_dim(a.i(0), in.dim(), "select");
+    int64_t size = in.sizes[dim], index = a.i(1);
+    TANDEM_CHECK(index >= -size && index < size, IndexError, "select", "index ", index,
+                 " out of range for tensor of size ", in.sizes, " at dimension ", dim);
+    if (index < 0) index += size;
+    ViewGeometry g{in.sizes.vec(), in.strides.vec(), index * in.strides[dim]};
+    g.sizes.erase(g.sizes.begin() + dim);
+    g.strides.erase(g.strides.begin() + dim);
+    return g;
+  });
+}
+
+TANDEM_REGISTER_OP(squeeze) {
+  // dims: None = every size-1 dim; otherwise the listed dims that have size 1.
+  return view_op("squeeze", {{"dims", std::monostate{}}}, [](const MetaRef& in, const AttrReader& a) {
+    std::vector<bool> drop(static_cast<size_t>(in.dim()), false);
+    if (a.is_none(0)) {
+      for (int64_t d = 0; d < in.dim(); ++d) drop[d] = in.sizes[d] == 1;
+    } else {
+      for (int64_t d : ops::wrap_dims("squeeze", a.ints(0), in.dim()))
+        if (in.dim() > 0) drop[d] = in.sizes[d] == 1;
+    }
+    ViewGeometry g;
+    for (int64_t d = 0; d < in.dim(); ++d) {
+      if (drop[d]) continue;
+      g.sizes.push_back(in.sizes[d]);
+      g.strides.push_back(in.strides[d]);
+    }
+    return g;
+  });
+}
+
+TANDEM_REGISTER_OP(unsqueeze) {
+  return view_op("unsqueeze", {{"dim", int64_t{0}}}, [](const MetaRef& in, const AttrReader& a) {
+    int64_t dim = wrap_dim(a.i(0), in.dim() + 1, "unsqueeze");
+    ViewGeometry g{in.sizes.vec(), in.strides.vec(), 0};
+    int64_t st = dim >= in.dim() ? 1 : in.sizes[dim] * in.strides[dim];
+    g.sizes.insert(g.sizes.begin() + dim, 1);
+    g.strides.insert(g.strides.begin() + dim, st);
+    return g;
+  });
+}
+
+TANDEM_REGISTER_OP(expand) {
+  return view_op("expand", {{"size", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
+    const auto& target = a.ints(0);
+    const int64_t nd = static_cast<int64_t>(target.size()), td = in.dim();
+    TANDEM_CHECK(nd >= td, ShapeError, "expand", "the number of sizes provided (", nd,
+                 ") must be greater or equal to the number of dimensions in the tensor (", td, ")");
+    ViewGeometry g{DimVector(nd), DimVector(nd), 0};
+    for (int64_t i = nd - 1; i >= 0; --i) {
+      int64_t dim = td - (nd - i);
+      int64_t size = dim >= 0 ? in.sizes[dim] : 1;
+      int64_t stride = dim >= 0 ? in.strides[dim] : (i + 1 < nd ? g.sizes[i + 1] * g.strides[i + 1] : 1);
+      int64_t want = target[i];
+      if (want == -1) {
+        TANDEM_CHECK(dim >= 0, ShapeError, "expand", "-1 is not allowed in a leading, non-existing dimension ", i,
+                     " of size ", IntArrayRef(target));
+        want = size;
+      }
+      TANDEM_CHECK(want >= 0, ValueError, "expand", "invalid size ", want, " in ", IntArrayRef(target));
+      if (size != want) {
+        TANDEM_CHECK(size == 1, ShapeError, "expand", "the expanded size of the tensor (", want,
+                     ") must match the existing size (", size, ") at non-singleton dimension ", i,
+                     ". Target sizes: ", IntArrayRef(target), ". Tensor sizes: ", in.sizes);
+        size = want;
+        stride = 0;
+      }
+      g.sizes[i] = size;
+      g.strides[i] = stride;
+    }
+    return g;
+  });
+}
+
+TANDEM_REGISTER_OP(diagonal) {
+  return view_op("diagonal", {{"offset", int64_t{0}}, {"dim1", int64_t{0}}, {"dim2", int64_t{1}}},
+                 [](const MetaRef& in, const AttrReader& a) {
+                   TANDEM_CHECK(in.dim() >= 2, ShapeError, "diagonal", "expected a tensor with at least 2 dims, got sizes ", in.sizes);
+                   int64_t off = a.i(0);
+                   int64_t d1 = wrap_dim(a.i(1), in.dim(), "diagonal"), d2 = wrap_dim(a.i(2), in.dim(), "diagonal");
+                   TANDEM_CHECK(d1 != d2, ValueError, "diagonal", "dimensions cannot be identical ", a.i(1), ", ", a.i(2));
+                   int64_t n1 = in.sizes[d1], n2 = in.sizes[d2];
+                   int64_t diag = off >= 0 ? std::max<int64_t>(std::min(n1, n2 - off), 0)
+                                           : std::max<int64_t>(std::min(n1 + off, n2), 0);
+                   ViewGeometry g;
+                   if (diag > 0) g.storage_offset = off >= 0 ? off * in.strides[d2] : -off * in.strides[d1];
+                   for (int64_t d = 0; d < in.dim(); ++d) {
+                     if (d == d1 || d == d2) continue;
+                     g.sizes.push_back(in.sizes[d]);
+                     g.strides.push_back(in.strides[d]);
+                   }
+                   g.sizes.push_back(diag);
+                   g.strides.push_back(in.strides[d1] + in.strides[d2]);
+                   return g;
+                 });
+}
+
+// Alias: same geometry, new tensor handle (detach() and no-op views use it).
+TANDEM_REGISTER_OP(alias) {
+  return view_op("alias", {}, [](const MetaRef& in, const AttrReader&) {
+    return ViewGeometry{in.sizes.vec(), in.strides.vec(), 0};
+  });
+}
+
+// ---------------------------------------------------------------- functional API
+// View geometry offsets are relative to the input's storage offset: add it here.
+namespace {
+Tensor run_view(const OpDef& op, const Tensor& self, ArrayRef<AttrValue> attrs) {
+  TANDEM_CHECK(self.defined(), ValueError, op.name, "got an undefined tensor");
+  return dispatch1(op, {self}, attrs);
+}
+}  // namespace
+
+Tensor view(const Tensor& self, IntArrayRef sizes) { return run_view(op_view(), self, {AttrValue(sizes.vec())}); }
+
+Tensor reshape(const Tensor& self, IntArrayRef sizes) {
+  DimVector s = infer_size("reshape", sizes, self.numel());
+  if (compute_view_strides(self.sizes(), self.strides(), s)) return view(self, s);
+  return view(self.clone(), s);
+}
+
+Tensor permute(const Tensor& self, IntArrayRef dims) { return run_view(op_permute(), self, {AttrValue(dims.vec())}); }
+Tensor transpose(const Tensor& self, int64_t d0, int64_t d1) {
+  return run_view(op_transpose(), self, {AttrValue(d0), AttrValue(d1)});
+}
+Tensor t(const Tensor& self) {
+  TANDEM_CHECK(self.dim() <= 2, ValueError, "t", "expects a tensor with <= 2 dimensions, but self is ", self.dim(), "D");
+  return self.dim() < 2 ? transpose(self, 0, 0) : transpose(self, 0, 1);
+}
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) {
+  return run_view(op_slice(), self, {AttrValue(dim), opt_attr(start), opt_attr(end), AttrValue(step)});
+}
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
+  TANDEM_CHECK(self.dim() > 0, IndexError, "narrow", "cannot be applied to a 0-dim tensor");
+  int64_t size = self.size(dim);
+  TANDEM_CHECK(start >= -size && start <= size, IndexError, "narrow", "start (", start, ") is out of bounds for dim of size ", size);
+  if (start < 0) start += size;
+  TANDEM_CHECK(length >= 0 && start + length <= size, IndexError, "narrow", "start (", start, ") + length (", length,
+               ") exceeds dimension size (", size, ")");
+  return slice(self, dim, start, start + length, 1);
+}
+Tensor select(const Tensor& self, int64_t dim, int64_t index) {
+  return run_view(op_select(), self, {AttrValue(dim), AttrValue(index)});
+}
+Tensor squeeze(const Tensor& self) { return run_view(op_squeeze(), self, {AttrValue(std::monostate{})}); }
+Tensor squeeze(const Tensor& self, int64_t dim) { return run_view(op_squeeze(), self, {AttrValue(DimVector{dim})}); }
+Tensor unsqueeze(const Tensor& self, int64_t dim) { return run_view(op_unsqueeze(), self, {AttrValue(dim)}); }
+Tensor expand(const Tensor& self, IntArrayRef sizes) { return run_view(op_expand(), self, {AttrValue(sizes.vec())}); }
+Tensor broadcast_to(const Tensor& self, IntArrayRef sizes) { return expand(self, sizes); }
+
+Tensor flatten(const Tensor& self, int64_t start_dim, int64_t end_dim) {
+  if (self.dim() == 0) return reshape(self, {1});
+  int64_t s = wrap_dim(start_dim, self.dim(), "flatten"), e = wrap_dim(end_dim, self.dim(), "flatten");
+  TANDEM_CHECK(s <= e, ValueError, "flatten", "start_dim (", start_dim, ") cannot come after end_dim (", end_dim, ")");
+  if (s == e) return self;
+  DimVector sizes;
+  for (int64_t d = 0; d < s; ++d) sizes.push_back(self.size(d));
+  int64_t m = 1;
+  for (int64_t d = s; d <= e; ++d) m *= self.size(d);
+  sizes.push_back(m);
+  for (int64_t d = e + 1; d < self.dim(); ++d) sizes.push_back(self.size(d));
+  return reshape(self, sizes);
+}
+
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
+  int64_t d = wrap_dim(dim, self.dim(), "unflatten");
+  TANDEM_CHECK(!sizes.empty(), ValueError, "unflatten", "sizes must be non-empty");
+  DimVector inner = infer_size("unflatten", sizes, self.size(d));
+  DimVector full;
+  for (int64_t i = 0; i < d; ++i) full.push_back(self.size(i));
+  for (int64_t v : inner) full.push_back(v);
+  for (int64_t i = d + 1; i < self.dim(); ++i) full.push_back(self.size(i));
+  return view(self, full);
+}
+
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
+  TANDEM_CHECK(self.dim() > 0, ValueError, "split", "expects at least a 1-dimensional tensor");
+  TANDEM_CHECK(split_size >= 0, ValueError, "split", "split_size must be non-negative, got ", split_size);
+  int64_t size = self.size(dim);
+  TANDEM_CHECK(split_size > 0 || size == 0, ValueError, "split", "split_size can only be 0 if dimension size is 0, but got dimension size of ", size);
+  std::vector<Tensor> out;
+  if (size == 0) {
+    out.push_back(narrow(self, dim, 0, 0));
+    return out;
+  }
+  for (int64_t s = 0; s < size; s += split_size) out.push_back(narrow(self, dim, s, std::min(split_size, size - s)));
+  return out;
+}
+
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int64_t dim) {
+  TANDEM_CHECK(self.dim() > 0, ValueError, "split_with_sizes", "expects at least a 1-dimensional tensor");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    TANDEM_CHECK(s >= 0, ValueError, "split_with_sizes", "split sizes must be non-negative, got ", sizes);
+    total += s;
+  }
+  TANDEM_CHECK(total == self.size(dim), ShapeError, "split_with_sizes", "split sizes ", sizes, " sum to ", total,
+               ", expected the size of dim ", dim, " (", self.size(dim), ")");
+  std::vector<Tensor> out;
+  int64_t start = 0;
+  for (int64_t s : sizes) {
+    out.push_back(narrow(self, dim, start, s));
+    start += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
+  TANDEM_CHECK(self.dim() > 0, ValueError, "chunk", "expects at least a 1-dimensional tensor");
+  TANDEM_CHECK(chunks > 0, ValueError, "chunk", "number of chunks must be greater than 0, got ", chunks);
+  int64_t size = self.size(dim);
+  int64_t split_size = (size + chunks - 1) / chunks;
+  if (split_size == 0 && size == 0) {
+    std::vector<int64_t> sizes(static_cast<size_t>(chunks), 0);
+    return split_with_sizes(self, sizes, dim);
+  }
+  return split(self, split_size, dim);
+}
+
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim) {
+  TANDEM_CHECK(self.dim() > 0, ValueError, "unbind", "dimension specified as ", dim, " but tensor has no dimensions");
+  int64_t d = wrap_dim(dim, self.dim(), "unbind");
+  std::vector<Tensor> out;
+  for (int64_t i = 0; i < self.size(d); ++i) out.push_back(select(self, d, i));
+  return out;
+}
+
+Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) {
+  return run_view(op_diagonal(), self, {AttrValue(offset), AttrValue(dim1), AttrValue(dim2)});
+}
+
+Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset) {
+  // as_strided takes an absolute storage offset; check bounds so no view can read
+  // outside the storage (the memory-safety guarantee every view relies on).
+  TANDEM_CHECK(sizes.size() == strides.size(), ShapeError, "as_strided", "got ", sizes.size(), " sizes and ",
+               strides.size(), " strides, expected the same number");
+  int64_t off = storage_offset.value_or(self.storage_offset());
+  TANDEM_CHECK(off >= 0, ValueError, "as_strided", "negative storage offset ", off);
+  int64_t max_index = off;
+  bool empty = false;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    TANDEM_CHECK(sizes[i] >= 0, ValueError, "as_strided", "negative size ", sizes[i], " in ", sizes);
+    TANDEM_CHECK(strides[i] >= 0, ValueError, "as_strided", "negative stride ", strides[i], " in ", strides);
+    if (sizes[i] == 0) empty = true;
+    else max_index += (sizes[i] - 1) * strides[i];
+  }
+  int64_t storage_elems = static_cast<int64_t>(self.storage()->nbytes()) / self.element_size();
+  TANDEM_CHECK(empty || max_index < storage_elems, ValueError, "as_strided", "sizes ", sizes, ", strides ", strides,
+               " and storage offset ", off, " require a storage of ", max_index + 1,
+               " elements, but the storage has ", storage_elems);
+  return run_view(op_as_strided(), self, {AttrValue(sizes.vec()), AttrValue(strides.vec()), AttrValue(off)});
+}
+
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {
+  int64_t n = self.dim();
+  int64_t s = wrap_dim(source, n, "movedim"), d = wrap_dim(destination, n, "movedim");
+  DimVector order;
+  for (int64_t i = 0; i < n; ++i)
+    if (i != s) order.push_back(i);
+  order.insert(order.begin() + d, s);
+  return permute(self, order);
+}
+
+// ---------------------------------------------------------------- Tensor methods
+Tensor Tensor::view(IntArrayRef sizes) const { return tandem::view(*this, sizes); }
+Tensor Tensor::reshape(IntArrayRef sizes) const { return tandem::reshape(*this, sizes); }
+Tensor Tensor::permute(IntArrayRef dims) const { return tandem::permute(*this, dims); }
+Tensor Tensor::transpose(int64_t d0, int64_t d1) const { return tandem::transpose(*this, d0, d1); }
+Tensor Tensor::t() const { return tandem::t(*this); }
+Tensor Tensor::slice(int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end, int64_t step) const {
+  return tandem::slice(*this, dim, start, end, step);
+}
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const { return tandem::narrow(*this, dim, start, length); }
+Tensor Tensor::select(int64_t dim, int64_t index) const { return tandem::select(*this, dim, index); }
+Tensor Tensor::squeeze() const { return tandem::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t dim) const { return tandem::squeeze(*this, dim); }
+Tensor Tensor::unsqueeze(int64_t dim) const { return tandem::unsqueeze(*this, dim); }
+Tensor Tensor::expand(IntArrayRef sizes) const { return tandem::expand(*this, sizes); }
+Tensor Tensor::flatten(int64_t s, int64_t e) const { return tandem::flatten(*this, s, e); }
+Tensor Tensor::unflatten(int64_t dim, IntArrayRef sizes) const { return tandem::unflatten(*this, dim, sizes); }
+std::vector<Tensor> Tensor::split(int64_t s, int64_t dim) const { return tandem::split(*this, s, dim); }
+std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef s, int64_t dim) const { return tandem::split_with_sizes(*this, s, dim); }
+std::vector<Tensor> Tensor::chunk(int64_t c, int64_t dim) const { return tandem::chunk(*this, c, dim); }
+std::vector<Tensor> Tensor::unbind(int64_t dim) const { return tandem::unbind(*this, dim); }
+Tensor Tensor::diagonal(int64_t o, int64_t d1, int64_t d2) const { return tandem::diagonal(*this, o, d1, d2); }
+Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> off) const {
+  return tandem::as_strided(*this, sizes, strides, off);
+}
+
+}  // namespace tandem

@@ -1,0 +1,66 @@
+#pragma once
+// Shape and view ops (PyTorch semantics): views share storage and return new
+// sizes/strides/offset without copying; reshape/flatten copy only when no view exists.
+#include <optional>
+#include <vector>
+
+#include "tandem/core/tensor.h"
+
+namespace tandem {
+
+/// View of `self` with `sizes` (one -1 is inferred). ShapeError when the element count
+/// differs ("[view] shape [3, 5] is invalid for input of size 16") or when strides do
+/// not allow a view (use reshape). Follows torch.Tensor.view.
+Tensor view(const Tensor& self, IntArrayRef sizes);
+/// view() when the strides allow it, otherwise a contiguous copy (torch.reshape).
+Tensor reshape(const Tensor& self, IntArrayRef sizes);
+/// Reorders dims: result.size(i) == self.size(dims[i]). ValueError unless dims is a permutation.
+Tensor permute(const Tensor& self, IntArrayRef dims);
+/// Swaps two dims.
+Tensor transpose(const Tensor& self, int64_t dim0, int64_t dim1);
+/// Transpose of a <= 2-D tensor (ValueError for more dims), like torch.t.
+Tensor t(const Tensor& self);
+/// Elements start, start+step, ... < end along dim; start/end are clamped like Python
+/// slicing; step must be positive (ValueError otherwise).
+Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start = std::nullopt,
+             std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+/// `length` elements from `start` along dim (IndexError when out of range).
+Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length);
+/// Removes dim by taking `index` (negative counts from the end; IndexError out of range).
+Tensor select(const Tensor& self, int64_t dim, int64_t index);
+/// Removes all size-1 dims.
+Tensor squeeze(const Tensor& self);
+/// Removes dim if its size is 1 (otherwise returns a view with the same shape).
+Tensor squeeze(const Tensor& self, int64_t dim);
+/// Inserts a size-1 dim at position dim (in [-ndim-1, ndim]).
+Tensor unsqueeze(const Tensor& self, int64_t dim);
+/// Broadcasts size-1 dims (stride 0) and prepends new dims; -1 keeps a size.
+Tensor expand(const Tensor& self, IntArrayRef sizes);
+Tensor broadcast_to(const Tensor& self, IntArrayRef sizes);
+/// Merges dims start_dim..end_dim into one (reshape semantics; 0-d becomes [1]).
+Tensor flatten(const Tensor& self, int64_t start_dim = 0, int64_t end_dim = -1);
+/// Splits dim into `sizes` (one -1 inferred); a view.
+Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes);
+/// Pieces of `split_size` along dim (the last may be smaller).
+std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim = 0);
+/// Pieces of the given sizes along dim (must sum to the dim's size).
+std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef split_sizes, int64_t dim = 0);
+/// `chunks` pieces of ceil(size/chunks) (fewer when the dim is small).
+std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
+/// All slices along dim, with dim removed.
+std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
+/// The diagonal of dims dim1, dim2 with the given offset, as the last dim (torch.diagonal).
+Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+/// A view with explicit geometry; ValueError if it would reach outside the storage.
+Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
+                  std::optional<int64_t> storage_offset = std::nullopt);
+/// Moves dim `source` to position `destination`.
+Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
+
+/// Strides for viewing (sizes, strides) as new_sizes without a copy, or nullopt if the
+/// memory layout does not allow it (the rule torch.Tensor.view uses).
+std::optional<DimVector> compute_view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes);
+/// Replaces one -1 in `shape` so the product equals numel; ShapeError naming `op` otherwise.
+DimVector infer_size(const char* op, IntArrayRef shape, int64_t numel);
+
+}  // namespace tandem
