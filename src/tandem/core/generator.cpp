@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "tandem/core/error.h"
+#include "tandem/core/parallel.h"
 
 namespace tandem {
 namespace {
@@ -74,19 +75,15 @@ void check_normal_args(const T* out, int64_t n, T mean, T std) {
   TANDEM_CHECK(std >= 0, ValueError, "Generator::fill_normal", "got std=", std, ", expected std >= 0.0");
 }
 
-// Runs body(chunk_begin, chunk_end) over [0, n) in chunks of kChunk elements, in parallel
-// when n is large. Each chunk must derive its numbers from its own element indices only.
+// Runs body(chunk_begin, chunk_end) over [0, n) in chunks of kChunk elements, spread over
+// threads by parallel_for when n is large. Each chunk derives its numbers from its own
+// element indices only, so the split cannot change the result.
 template <typename Body>
 void for_chunks(int64_t n, const Body& body) {
   const int64_t nchunks = (n + kChunk - 1) / kChunk;
-  [[maybe_unused]] const bool parallel = n >= kParallelMin;
-#if defined(_OPENMP)
-#pragma omp parallel for schedule(static) if (parallel)
-#endif
-  for (int64_t c = 0; c < nchunks; ++c) {
-    const int64_t b = c * kChunk;
-    body(b, std::min(n, b + kChunk));
-  }
+  parallel_for(0, nchunks, kParallelMin / kChunk, [&](int64_t cb, int64_t ce) {
+    for (int64_t c = cb; c < ce; ++c) body(c * kChunk, std::min(n, (c + 1) * kChunk));
+  });
 }
 
 template <typename T>
