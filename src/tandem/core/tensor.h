@@ -202,6 +202,30 @@ class Tensor {
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
 
+  // ---- unary (ops/unary.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- pointwise (ops/pointwise.cpp, ops/binary.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- reductions (ops/reduce.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- linear algebra (ops/linalg.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- indexing, joining, sorting (ops/index.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- nn (ops/nn.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- random (ops/random.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- autograd (autograd/) ----
+  // (declarations for this family go here)
+
   // ---- printing (core) ----
   /// PyTorch-style text: "tensor([[1., 2.],\n        [3., 4.]], dtype=float64)".
   std::string to_string() const;

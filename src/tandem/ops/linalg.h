@@ -1,0 +1,7 @@
+#pragma once
+// Linear algebra (matmul, mm, bmm, addmm, linear, einsum) through oneDNN.
+#include "tandem/core/tensor.h"
+
+namespace tandem {
+
+}  // namespace tandem

@@ -1,0 +1,7 @@
+#pragma once
+// Reductions (sum, mean, max, var, norm, cumsum, ...).
+#include "tandem/core/tensor.h"
+
+namespace tandem {
+
+}  // namespace tandem

@@ -1,0 +1,7 @@
+#pragma once
+// Unary elementwise ops (neg, exp, sigmoid, clamp, isnan, ...).
+#include "tandem/core/tensor.h"
+
+namespace tandem {
+
+}  // namespace tandem
