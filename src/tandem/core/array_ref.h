@@ -16,10 +16,14 @@ class IntArrayRef {
   IntArrayRef(const std::vector<int64_t>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   // The list lives until the end of the full expression, which is how IntArrayRef
   // arguments are used; the warning is about storing it longer.
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr IntArrayRef(std::initializer_list<int64_t> l) : data_(l.begin()), size_(l.size()) {}  // NOLINT
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   constexpr IntArrayRef(const int64_t& single) : data_(&single), size_(1) {}  // NOLINT
   constexpr IntArrayRef(const int64_t* d, size_t n) : data_(d), size_(n) {}
   constexpr const int64_t* begin() const { return data_; }

@@ -20,13 +20,16 @@
 //  * Suffixes ", dtype=..." (not for float32 = default float, int64, bool), ", size=(...)"
 //    for empty tensors that are not 1-d (empty tensors show every non-default-float
 //    dtype), ", requires_grad=True"; a suffix that would pass column 80 goes on a new
-//    line indented under "tensor(".
+//    line indented under "tensor(". That decision counts a dtype suffix as PyTorch
+//    spells it ("dtype=torch.float64"), so the whole text always equals PyTorch's repr
+//    with "torch." removed (a dtype suffix may then end a line before column 80).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ostream>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tandem/core/dtype.h"
@@ -231,26 +234,32 @@ std::string Tensor::to_string() const {
                ", expected a CPU tensor");
   const std::string prefix = "tensor(";
   const int64_t indent = static_cast<int64_t>(prefix.size());
-  std::vector<std::string> suffixes;
+  // Each suffix with the length PyTorch's line-break rule sees: a dtype suffix counts
+  // its "torch." prefix, so the output is PyTorch's repr with "torch." removed.
+  std::vector<std::pair<std::string, int64_t>> suffixes;
+  auto add_suffix = [&](std::string s, int64_t extra) {
+    const int64_t len = static_cast<int64_t>(s.size()) + extra;
+    suffixes.emplace_back(std::move(s), len);
+  };
+  constexpr int64_t kTorchPrefixLen = 6;  // "torch."
   std::string body;
   const DType dt = dtype();
   if (numel() == 0) {
-    if (dim() != 1) suffixes.push_back("size=" + tuple_str(sizes()));
-    if (dt != default_float_dtype()) suffixes.push_back("dtype=" + std::string(dtype_name(dt)));
+    if (dim() != 1) add_suffix("size=" + tuple_str(sizes()), 0);
+    if (dt != default_float_dtype()) add_suffix("dtype=" + std::string(dtype_name(dt)), kTorchPrefixLen);
     body = "[]";
   } else {
     if (dt != default_float_dtype() && dt != DType::Int64 && dt != DType::Bool)
-      suffixes.push_back("dtype=" + std::string(dtype_name(dt)));
+      add_suffix("dtype=" + std::string(dtype_name(dt)), kTorchPrefixLen);
     body = body_str(*this, indent);
   }
-  if (requires_grad()) suffixes.emplace_back("requires_grad=True");
+  if (requires_grad()) add_suffix("requires_grad=True", 0);
 
   // _add_suffixes
   std::string out = prefix + body;
   const size_t nl = out.rfind('\n');
   int64_t last_line_len = static_cast<int64_t>(out.size()) - (nl == std::string::npos ? -1 : static_cast<int64_t>(nl)) + 1;
-  for (const auto& s : suffixes) {
-    const int64_t len = static_cast<int64_t>(s.size());
+  for (const auto& [s, len] : suffixes) {
     if (last_line_len + len + 2 > kLineWidth) {
       out += ",\n" + std::string(static_cast<size_t>(indent), ' ') + s;
       last_line_len = indent + len;

@@ -18,10 +18,14 @@ class ArrayRef {
   constexpr ArrayRef() = default;
   constexpr ArrayRef(const T* d, size_t n) : data_(d), size_(n) {}
   ArrayRef(const std::vector<T>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+#if !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Winit-list-lifetime"
+#endif
   constexpr ArrayRef(std::initializer_list<T> l) : data_(l.begin()), size_(l.size()) {}  // NOLINT
+#if !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
   constexpr ArrayRef(const T& one) : data_(&one), size_(1) {}  // NOLINT
   constexpr const T* begin() const { return data_; }
   constexpr const T* end() const { return data_ + size_; }
