@@ -1,5 +1,6 @@
 #pragma once
 // The tandem public API: include this one header.
+#include "tandem/autograd/engine.h"
 #include "tandem/core/allocator.h"
 #include "tandem/core/dtype.h"
 #include "tandem/core/error.h"

@@ -8,6 +8,10 @@ namespace tandem {
 bool is_grad_enabled();
 void set_grad_enabled(bool enabled);
 
+/// True inside tandem::InferenceMode: no tape and no version-counter updates.
+bool is_inference_mode();
+void set_inference_mode(bool enabled);
+
 /// Restores the previous grad mode when it goes out of scope.
 class AutoGradMode {
  public:

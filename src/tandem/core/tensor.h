@@ -9,6 +9,7 @@
 // dispatcher), autograd methods (backward, grad) in autograd/. Link `tandem` to get all.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -29,6 +30,10 @@ namespace tandem {
 
 class Tensor;
 using TensorList = std::vector<Tensor>;
+namespace autograd {
+class Node;
+class RemovableHandle;
+}  // namespace autograd
 
 /// Options for factory functions: dtype (default: float32 for floating factories),
 /// device, requires_grad. Implicitly constructible from a DType, like torch::TensorOptions.
@@ -202,6 +207,22 @@ class Tensor {
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
 
+  // ---- binary arithmetic (ops/binary.cpp) ----
+  Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& add_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor sub(const Tensor& other, const Scalar& alpha = 1) const;
+  Tensor sub(const Scalar& other, const Scalar& alpha = 1) const;
+  Tensor& sub_(const Tensor& other, const Scalar& alpha = 1);
+  Tensor& sub_(const Scalar& other, const Scalar& alpha = 1);
+  Tensor mul(const Tensor& other) const;
+  Tensor mul(const Scalar& other) const;
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(const Scalar& other);
+  /// Sums down to `sizes` (must broadcast to this shape), e.g. the gradient of expand.
+  Tensor sum_to_size(IntArrayRef sizes) const;
+
   // ---- unary (ops/unary.cpp) ----
   // (declarations for this family go here)
 
@@ -224,7 +245,25 @@ class Tensor {
   // (declarations for this family go here)
 
   // ---- autograd (autograd/) ----
-  // (declarations for this family go here)
+  /// Accumulated gradient of a leaf (or a non-leaf after retain_grad()); undefined if none.
+  const Tensor& grad() const;
+  /// Replaces .grad (shape must match; ShapeError otherwise); pass an undefined tensor to clear.
+  void set_grad(const Tensor& g) const;
+  /// Node that produced this tensor (nullptr for leaves and tensors without history).
+  std::shared_ptr<autograd::Node> grad_fn() const;
+  /// True for tensors not produced by a recorded op (all tensors not requiring grad too).
+  bool is_leaf() const;
+  /// Computes gradients of this tensor w.r.t. graph leaves (see autograd::backward).
+  /// `gradient` is required for non-scalar tensors.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  /// Keeps .grad on a non-leaf after backward.
+  void retain_grad() const;
+  bool retains_grad() const;
+  /// Registers a gradient hook (see autograd::register_hook); include tandem/tandem.h.
+  autograd::RemovableHandle register_hook(std::function<Tensor(const Tensor&)> hook) const;
+  /// Detaches in place: this tensor becomes a leaf without history.
+  Tensor& detach_();
 
   // ---- printing (core) ----
   /// PyTorch-style text: "tensor([[1., 2.],\n        [3., 4.]], dtype=float64)".

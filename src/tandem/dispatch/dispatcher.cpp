@@ -81,6 +81,8 @@ MetaRef MetaRef::of(const Tensor& t) {
   m.strides = t.strides();
   m.device = t.device();
   m.is_wrapped_number = t.impl()->is_wrapped_number();
+  m.storage_offset = t.storage_offset();
+  m.storage_numel = static_cast<int64_t>(t.storage()->nbytes()) / t.element_size();
   return m;
 }
 
@@ -129,6 +131,7 @@ thread_local SmallVec<DispatchObserver*, 2> t_observers;
 thread_local int t_depth = 0;
 AutogradRecorder g_recorder = nullptr;
 InplaceChecker g_inplace_checker = nullptr;
+ViewTracker g_view_tracker = nullptr;
 }  // namespace
 
 ObserverGuard::ObserverGuard(DispatchObserver* obs) : obs_(obs) { t_observers.push_back(obs); }
@@ -144,6 +147,7 @@ ObserverGuard::~ObserverGuard() {
 }
 void set_autograd_recorder(AutogradRecorder r) { g_recorder = r; }
 void set_inplace_checker(InplaceChecker c) { g_inplace_checker = c; }
+void set_view_tracker(ViewTracker t) { g_view_tracker = t; }
 
 // ---------------------------------------------------------------- meta cache
 namespace {
@@ -324,6 +328,8 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
     ViewGeometry g = op.view(metas[0], AttrReader(op.name.c_str(), attrs));
     int64_t off = g.absolute_offset ? g.storage_offset : run_inputs[0].storage_offset() + g.storage_offset;
     outputs.push_back(make_alias(run_inputs[0], std::move(g.sizes), std::move(g.strides), off));
+    if (g_view_tracker && is_grad_enabled() && (op.output_differentiable.empty() || op.output_differentiable[0]))
+      g_view_tracker(outputs[0], run_inputs[0]);
     return outputs;
   }
 
@@ -337,7 +343,11 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
                  self.sizes(), " doesn't match the broadcast shape ", m.sizes);
     TANDEM_CHECK(can_cast(m.dtype, self.dtype()), TypeError, op.name, "result type ", dtype_name(m.dtype),
                  " can't be cast to the desired output type ", dtype_name(self.dtype()));
-    if (g_inplace_checker) g_inplace_checker(op, self);
+    for (size_t d = 0; d < self.sizes().size(); ++d)
+      TANDEM_CHECK(self.strides()[d] != 0 || self.sizes()[d] <= 1, ValueError, op.name,
+                   "unsupported operation: more than one element of the written-to tensor refers to a single "
+                   "memory location (sizes ", self.sizes(), ", strides ", self.strides(), "); clone() it first");
+    if (g_inplace_checker) g_inplace_checker(op, inputs);
     if (m.dtype == self.dtype()) {
       outputs.push_back(self);
       KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
@@ -349,7 +359,7 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
       kernels::copy_kernel(self, outputs[0]);
       outputs[0] = self;
     }
-    self.bump_version();
+    if (!is_inference_mode()) self.bump_version();
     return outputs;
   }
 

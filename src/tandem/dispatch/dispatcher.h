@@ -71,8 +71,12 @@ using AutogradRecorder = void (*)(const OpDef& op, ArrayRef<Tensor> inputs, Arra
                                   OpOutputs& outputs);
 void set_autograd_recorder(AutogradRecorder r);
 /// Called before an in-place op writes into a tensor (autograd's leaf/view checks).
-using InplaceChecker = void (*)(const OpDef& op, const Tensor& self);
+using InplaceChecker = void (*)(const OpDef& op, ArrayRef<Tensor> inputs);
 void set_inplace_checker(InplaceChecker c);
+/// Called for every view op output while grad mode is on, so that a later in-place
+/// write through the view can rewrite its base's history.
+using ViewTracker = void (*)(const Tensor& view, const Tensor& base);
+void set_view_tracker(ViewTracker t);
 
 /// Meta cache statistics (hits/misses since the last clear) and control.
 struct MetaCacheStats {

@@ -21,6 +21,8 @@ struct MetaRef {
   Device device;
   bool defined = true;
   bool is_wrapped_number = false;  ///< a C++ scalar wrapped as a 0-d tensor (ranks below tensors)
+  int64_t storage_offset = 0;      ///< elements; used by view backward rules
+  int64_t storage_numel = 0;       ///< elements the storage holds
   int64_t numel() const { return multiply_integers(sizes); }
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
   static MetaRef of(const Tensor& t);

@@ -4,8 +4,13 @@
 
 #include "tandem/kernels/cpu/loops.h"
 #include "tandem/ops/op_utils.h"
+#include "tandem/ops/shape.h"
 
 namespace tandem {
+
+std::vector<Tensor> add_backward(BackwardContext& c);
+std::vector<Tensor> sub_backward(BackwardContext& c);
+std::vector<Tensor> mul_backward(BackwardContext& c);
 
 namespace {
 OpDef binary_op(const char* name, Promotion p = Promotion::Default) {
@@ -21,6 +26,7 @@ OpDef binary_op(const char* name, Promotion p = Promotion::Default) {
 
 TANDEM_REGISTER_OP(add) {
   OpDef d = binary_op("add");
+  d.backward = add_backward;
   d.attrs = {{"alpha", Scalar(1)}};
   d.meta = [](MetaContext& c) {
     TANDEM_CHECK(!(c.common_dtype == DType::Bool && !c.attrs.scalar(0).is_bool()) || c.attrs.scalar(0).to_int() == 1,
@@ -50,6 +56,7 @@ TANDEM_REGISTER_OP(add) {
 
 TANDEM_REGISTER_OP(sub) {
   OpDef d = binary_op("sub");
+  d.backward = sub_backward;
   d.attrs = {{"alpha", Scalar(1)}};
   d.meta = [](MetaContext& c) {
     TANDEM_CHECK(c.common_dtype != DType::Bool, TypeError, c.op,
@@ -72,6 +79,8 @@ TANDEM_REGISTER_OP(sub) {
 
 TANDEM_REGISTER_OP(mul) {
   OpDef d = binary_op("mul");
+  d.backward = mul_backward;
+  d.save_inputs = 0b11;
   d.cpu_kernel = [](KernelContext& c) {
     const Tensor& out = c.outputs[0];
     TANDEM_DISPATCH_ALL_TYPES(out.dtype(), c.op, [&] {
@@ -83,6 +92,38 @@ TANDEM_REGISTER_OP(mul) {
     });
   };
   return d;
+}
+
+// ---------------------------------------------------------------- backward rules
+namespace {
+// Gradient of a broadcasting input: reduce back to its shape (and dtype).
+Tensor reduce_to(const Tensor& g, const MetaRef& in) {
+  Tensor r = sum_to_size(g, in.sizes);
+  return r.dtype() == in.dtype ? r : r.to(in.dtype);
+}
+}  // namespace
+
+std::vector<Tensor> add_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Scalar& alpha = c.attrs.scalar(0);
+  std::vector<Tensor> r(2);
+  if (c.needs_input_grad[0]) r[0] = reduce_to(g, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_to(alpha.to_double() == 1.0 ? g : g * alpha, c.input_metas[1]);
+  return r;
+}
+std::vector<Tensor> sub_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  std::vector<Tensor> r(2);
+  if (c.needs_input_grad[0]) r[0] = reduce_to(g, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_to(g * (-c.attrs.scalar(0).to_double()), c.input_metas[1]);
+  return r;
+}
+std::vector<Tensor> mul_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  std::vector<Tensor> r(2);
+  if (c.needs_input_grad[0]) r[0] = reduce_to(g * c.inputs[1], c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_to(g * c.inputs[0], c.input_metas[1]);
+  return r;
 }
 
 // ---------------------------------------------------------------- functional API
@@ -102,5 +143,28 @@ Tensor operator-(const Scalar& a, const Tensor& b) { return sub(wrap_scalar(a), 
 Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(wrap_scalar(a), b); }
+
+Tensor Tensor::add(const Tensor& o, const Scalar& a) const { return tandem::add(*this, o, a); }
+Tensor Tensor::add(const Scalar& o, const Scalar& a) const { return tandem::add(*this, o, a); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& a) {
+  dispatch(*op_add().inplace, {*this, o}, {AttrValue(a)});
+  return *this;
+}
+Tensor& Tensor::add_(const Scalar& o, const Scalar& a) { return add_(wrap_scalar(o), a); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& a) const { return tandem::sub(*this, o, a); }
+Tensor Tensor::sub(const Scalar& o, const Scalar& a) const { return tandem::sub(*this, o, a); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& a) {
+  dispatch(*op_sub().inplace, {*this, o}, {AttrValue(a)});
+  return *this;
+}
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) { return sub_(wrap_scalar(o), a); }
+Tensor Tensor::mul(const Tensor& o) const { return tandem::mul(*this, o); }
+Tensor Tensor::mul(const Scalar& o) const { return tandem::mul(*this, o); }
+Tensor& Tensor::mul_(const Tensor& o) {
+  dispatch(*op_mul().inplace, {*this, o});
+  return *this;
+}
+Tensor& Tensor::mul_(const Scalar& o) { return mul_(wrap_scalar(o)); }
+Tensor Tensor::sum_to_size(IntArrayRef sizes) const { return tandem::sum_to_size(*this, sizes); }
 
 }  // namespace tandem

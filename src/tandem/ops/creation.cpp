@@ -8,6 +8,7 @@
 
 #include "tandem/kernels/cpu/loops.h"
 #include "tandem/ops/op_utils.h"
+#include "tandem/ops/shape.h"
 
 namespace tandem {
 
@@ -120,7 +121,7 @@ TANDEM_REGISTER_OP(clone) {
   d.inputs = {{"self", false}};
   d.meta = [](MetaContext& c) { c.outputs.push_back(TensorMeta{c.inputs[0].dtype, c.inputs[0].sizes.vec(), {}}); };
   d.cpu_kernel = [](KernelContext& c) { kernels::copy_kernel(c.outputs[0], c.inputs[0]); };
-  d.backward = nullptr;
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> { return {c.grad_outputs[0]}; };
   return d;
 }
 
@@ -132,6 +133,7 @@ TANDEM_REGISTER_OP(_to_copy) {
   d.attrs = {{"dtype", DType::Float32}};
   d.meta = [](MetaContext& c) { c.outputs.push_back(TensorMeta{c.attrs.dtype(0), c.inputs[0].sizes.vec(), {}}); };
   d.cpu_kernel = [](KernelContext& c) { kernels::copy_kernel(c.outputs[0], c.inputs[0]); };
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> { return {c.grad_outputs[0].to(c.input_metas[0].dtype)}; };
   return d;
 }
 
@@ -154,6 +156,10 @@ TANDEM_REGISTER_OP(copy) {
     if (src.is_alias_of(c.outputs[0])) kernels::copy_kernel(c.outputs[0], src.clone());
     else kernels::copy_kernel(c.outputs[0], src);
   };
+  // self is overwritten: no gradient flows to its old value.
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    return {Tensor(), sum_to_size(c.grad_outputs[0], c.input_metas[1].sizes).to(c.input_metas[1].dtype)};
+  };
   d.inplace_variant = true;
   return d;
 }
@@ -165,6 +171,7 @@ TANDEM_REGISTER_OP(fill) {
   d.attrs = {{"value", Scalar(0)}};
   d.meta = [](MetaContext& c) { c.outputs.push_back(TensorMeta{c.inputs[0].dtype, c.inputs[0].sizes.vec(), {}}); };
   d.cpu_kernel = [](KernelContext& c) { kernels::fill_kernel(c.outputs[0], c.attrs.scalar(0)); };
+  d.backward = [](BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; };
   d.inplace_variant = true;
   return d;
 }

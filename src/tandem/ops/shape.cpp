@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <numeric>
 
+#include <cstring>
+
+#include "tandem/kernels/cpu/loops.h"
 #include "tandem/ops/creation.h"
 #include "tandem/ops/op_utils.h"
 
@@ -76,11 +79,26 @@ OpDef view_op(const char* name, std::vector<AttrSpec> attrs, ViewFn fn) {
   return d;
 }
 
+// Backward rules of the views: each maps the view's gradient back to the input's shape.
+const DimVector& in_sizes(BackwardContext& c) {
+  static thread_local DimVector v;
+  v = c.input_metas[0].sizes.vec();
+  return v;
+}
+std::vector<Tensor> reshape_back(BackwardContext& c) { return {c.grad_outputs[0].reshape(c.input_metas[0].sizes)}; }
+// Scatter the gradient into zeros of the input's shape through the same view.
+template <typename ApplyView>
+std::vector<Tensor> scatter_back(BackwardContext& c, ApplyView apply) {
+  Tensor z = zeros(in_sizes(c), c.grad_outputs[0].dtype());
+  apply(z).copy_(c.grad_outputs[0]);
+  return {z};
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- view ops
 TANDEM_REGISTER_OP(view) {
-  return view_op("view", {{"size", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
+  OpDef d = view_op("view", {{"size", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
     DimVector sizes = infer_size("view", a.ints(0), in.numel());
     auto st = compute_view_strides(in.sizes, in.strides, sizes);
     TANDEM_CHECK(st.has_value(), ShapeError, "view", "view size ", sizes,
@@ -88,10 +106,12 @@ TANDEM_REGISTER_OP(view) {
                  " (at least one dimension spans across two contiguous subspaces); use reshape instead");
     return ViewGeometry{std::move(sizes), std::move(*st), 0};
   });
+  d.backward = reshape_back;
+  return d;
 }
 
 TANDEM_REGISTER_OP(as_strided) {
-  return view_op("as_strided", {{"size", std::vector<int64_t>{}}, {"stride", std::vector<int64_t>{}}, {"storage_offset", std::monostate{}}},
+  OpDef d = view_op("as_strided", {{"size", std::vector<int64_t>{}}, {"stride", std::vector<int64_t>{}}, {"storage_offset", std::monostate{}}},
                  [](const MetaRef& in, const AttrReader& a) -> ViewGeometry {
                    // Bounds against the storage are checked by the functional wrapper,
                    // which can see the storage size.
@@ -99,10 +119,17 @@ TANDEM_REGISTER_OP(as_strided) {
                    ViewGeometry g{a.ints(0), a.ints(1), a.opt_i(2).value_or(0), a.opt_i(2).has_value()};
                    return g;
                  });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    const MetaRef& in = c.input_metas[0];
+    Geometry base{in.sizes.vec(), in.strides.vec(), in.storage_offset};
+    Geometry view{c.attrs.ints(0), c.attrs.ints(1), c.attrs.opt_i(2).value_or(in.storage_offset)};
+    return {as_strided_backward(c.grad_outputs[0], base, view, in.storage_numel)};
+  };
+  return d;
 }
 
 TANDEM_REGISTER_OP(permute) {
-  return view_op("permute", {{"dims", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
+  OpDef d = view_op("permute", {{"dims", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
     const auto& dims = a.ints(0);
     TANDEM_CHECK(static_cast<int64_t>(dims.size()) == in.dim(), ValueError, "permute", "number of dims in ", IntArrayRef(dims),
                  " doesn't match the tensor's ", in.dim(), " dims");
@@ -114,10 +141,17 @@ TANDEM_REGISTER_OP(permute) {
     }
     return g;
   });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    DimVector w = ops::wrap_dims("permute", c.attrs.ints(0), c.input_metas[0].dim());
+    DimVector inv(w.size());
+    for (size_t i = 0; i < w.size(); ++i) inv[static_cast<size_t>(w[i])] = static_cast<int64_t>(i);
+    return {c.grad_outputs[0].permute(inv)};
+  };
+  return d;
 }
 
 TANDEM_REGISTER_OP(transpose) {
-  return view_op("transpose", {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, [](const MetaRef& in, const AttrReader& a) {
+  OpDef d = view_op("transpose", {{"dim0", int64_t{0}}, {"dim1", int64_t{1}}}, [](const MetaRef& in, const AttrReader& a) {
     int64_t d0 = wrap_dim(a.i(0), in.dim(), "transpose"), d1 = wrap_dim(a.i(1), in.dim(), "transpose");
     ViewGeometry g{in.sizes.vec(), in.strides.vec(), 0};
     if (in.dim() > 0) {
@@ -126,10 +160,14 @@ TANDEM_REGISTER_OP(transpose) {
     }
     return g;
   });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    return {c.grad_outputs[0].transpose(c.attrs.i(0), c.attrs.i(1))};
+  };
+  return d;
 }
 
 TANDEM_REGISTER_OP(slice) {
-  return view_op("slice", {{"dim", int64_t{0}}, {"start", std::monostate{}}, {"end", std::monostate{}}, {"step", int64_t{1}}},
+  OpDef d = view_op("slice", {{"dim", int64_t{0}}, {"start", std::monostate{}}, {"end", std::monostate{}}, {"step", int64_t{1}}},
                  [](const MetaRef& in, const AttrReader& a) {
                    TANDEM_CHECK(in.dim() > 0, IndexError, "slice", "cannot be applied to a 0-dim tensor");
                    int64_t dim = wrap_dim(a.i(0), in.dim(), "slice");
@@ -146,10 +184,14 @@ TANDEM_REGISTER_OP(slice) {
                    g.strides[dim] = in.strides[dim] * step;
                    return g;
                  });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    return scatter_back(c, [&](const Tensor& z) { return z.slice(c.attrs.i(0), c.attrs.opt_i(1), c.attrs.opt_i(2), c.attrs.i(3)); });
+  };
+  return d;
 }
 
 TANDEM_REGISTER_OP(select) {
-  return view_op("select", {{"dim", int64_t{0}}, {"index", int64_t{0}}}, [](const MetaRef& in, const AttrReader& a) {
+  OpDef d = view_op("select", {{"dim", int64_t{0}}, {"index", int64_t{0}}}, [](const MetaRef& in, const AttrReader& a) {
     TANDEM_CHECK(in.dim() > 0, IndexError, "select", "cannot be applied to a 0-dim tensor");
     int64_t dim = wrap_dim(a.i(0), in.dim(), "select");
     int64_t size = in.sizes[dim], index = a.i(1);
@@ -161,11 +203,15 @@ TANDEM_REGISTER_OP(select) {
     g.strides.erase(g.strides.begin() + dim);
     return g;
   });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    return scatter_back(c, [&](const Tensor& z) { return z.select(c.attrs.i(0), c.attrs.i(1)); });
+  };
+  return d;
 }
 
 TANDEM_REGISTER_OP(squeeze) {
   // dims: None = every size-1 dim; otherwise the listed dims that have size 1.
-  return view_op("squeeze", {{"dims", std::monostate{}}}, [](const MetaRef& in, const AttrReader& a) {
+  OpDef d = view_op("squeeze", {{"dims", std::monostate{}}}, [](const MetaRef& in, const AttrReader& a) {
     std::vector<bool> drop(static_cast<size_t>(in.dim()), false);
     if (a.is_none(0)) {
       for (int64_t d = 0; d < in.dim(); ++d) drop[d] = in.sizes[d] == 1;
@@ -181,10 +227,12 @@ TANDEM_REGISTER_OP(squeeze) {
     }
     return g;
   });
+  d.backward = reshape_back;
+  return d;
 }
 
 TANDEM_REGISTER_OP(unsqueeze) {
-  return view_op("unsqueeze", {{"dim", int64_t{0}}}, [](const MetaRef& in, const AttrReader& a) {
+  OpDef d = view_op("unsqueeze", {{"dim", int64_t{0}}}, [](const MetaRef& in, const AttrReader& a) {
     int64_t dim = wrap_dim(a.i(0), in.dim() + 1, "unsqueeze");
     ViewGeometry g{in.sizes.vec(), in.strides.vec(), 0};
     int64_t st = dim >= in.dim() ? 1 : in.sizes[dim] * in.strides[dim];
@@ -192,10 +240,12 @@ TANDEM_REGISTER_OP(unsqueeze) {
     g.strides.insert(g.strides.begin() + dim, st);
     return g;
   });
+  d.backward = reshape_back;
+  return d;
 }
 
 TANDEM_REGISTER_OP(expand) {
-  return view_op("expand", {{"size", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
+  OpDef d = view_op("expand", {{"size", std::vector<int64_t>{}}}, [](const MetaRef& in, const AttrReader& a) {
     const auto& target = a.ints(0);
     const int64_t nd = static_cast<int64_t>(target.size()), td = in.dim();
     TANDEM_CHECK(nd >= td, ShapeError, "expand", "the number of sizes provided (", nd,
@@ -224,10 +274,14 @@ TANDEM_REGISTER_OP(expand) {
     }
     return g;
   });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    return {sum_to_size(c.grad_outputs[0], c.input_metas[0].sizes)};
+  };
+  return d;
 }
 
 TANDEM_REGISTER_OP(diagonal) {
-  return view_op("diagonal", {{"offset", int64_t{0}}, {"dim1", int64_t{0}}, {"dim2", int64_t{1}}},
+  OpDef d = view_op("diagonal", {{"offset", int64_t{0}}, {"dim1", int64_t{0}}, {"dim2", int64_t{1}}},
                  [](const MetaRef& in, const AttrReader& a) {
                    TANDEM_CHECK(in.dim() >= 2, ShapeError, "diagonal", "expected a tensor with at least 2 dims, got sizes ", in.sizes);
                    int64_t off = a.i(0);
@@ -247,13 +301,81 @@ TANDEM_REGISTER_OP(diagonal) {
                    g.strides.push_back(in.strides[d1] + in.strides[d2]);
                    return g;
                  });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    return scatter_back(c, [&](const Tensor& z) { return z.diagonal(c.attrs.i(0), c.attrs.i(1), c.attrs.i(2)); });
+  };
+  return d;
 }
 
 // Alias: same geometry, new tensor handle (detach() and no-op views use it).
 TANDEM_REGISTER_OP(alias) {
-  return view_op("alias", {}, [](const MetaRef& in, const AttrReader&) {
+  OpDef d = view_op("alias", {}, [](const MetaRef& in, const AttrReader&) {
     return ViewGeometry{in.sizes.vec(), in.strides.vec(), 0};
   });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> { return {c.grad_outputs[0]}; };
+  return d;
+}
+
+// sum_to_size: reduces broadcast dims (the gradient of expand and of broadcasting ops).
+TANDEM_REGISTER_OP(sum_to_size) {
+  OpDef d;
+  d.name = "sum_to_size";
+  d.inputs = {{"self", false}};
+  d.attrs = {{"size", std::vector<int64_t>{}}};
+  d.meta = [](MetaContext& c) {
+    const auto& target = c.attrs.ints(0);
+    DimVector b = ops::broadcast_shapes("sum_to_size", target, c.inputs[0].sizes);
+    TANDEM_CHECK(IntArrayRef(b).equals(c.inputs[0].sizes), ShapeError, "sum_to_size", "size ", IntArrayRef(target),
+                 " is not expandable to size ", c.inputs[0].sizes);
+    c.outputs.push_back(TensorMeta{c.inputs[0].dtype, target, {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    const Tensor& out = c.outputs[0];
+    const Tensor& in = c.inputs[0];
+    // Accumulate in double for floats (exact enough for any size we meet), then round.
+    DType acc_t = is_floating_point(out.dtype()) ? DType::Float64 : DType::Int64;
+    if (out.dtype() == DType::Bool) acc_t = DType::Int64;
+    Tensor acc = empty_tensor(out.sizes(), acc_t);
+    kernels::fill_kernel(acc, 0);
+    Tensor acc_view = make_alias(acc, acc.sizes().vec(), acc.strides().vec(), 0).expand(in.sizes());
+    Tensor ops_[2] = {acc_view, in};
+    auto it = kernels::ElementwiseIter::make(ArrayRef<Tensor>(ops_, 2));
+    TANDEM_DISPATCH_ALL_TYPES(in.dtype(), "sum_to_size", [&] {
+      kernels::for_each_range(it, 0, it.numel, [&](char** p, const int64_t* st, int64_t n) {
+        for (int64_t i = 0; i < n; ++i) {
+          scalar_t v;
+          std::memcpy(&v, p[1] + i * st[1], sizeof(scalar_t));
+          if (acc_t == DType::Float64) *reinterpret_cast<double*>(p[0] + i * st[0]) += static_cast<double>(static_cast<kernels::opmath_t<scalar_t>>(v));
+          else *reinterpret_cast<int64_t*>(p[0] + i * st[0]) += static_cast<int64_t>(v);
+        }
+      });
+    });
+    kernels::copy_kernel(out, acc);
+  };
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> { return {c.grad_outputs[0].expand(c.input_metas[0].sizes)}; };
+  return d;
+}
+
+Tensor as_strided_backward(const Tensor& grad_view, const Geometry& base, const Geometry& view, int64_t storage_elems) {
+  Tensor g = grad_view;
+  Geometry v = view;
+  // Broadcast (stride-0) dims map many view elements to one storage element: sum them
+  // first so the scatter below never writes one location twice.
+  DimVector target = v.sizes;
+  bool any_zero = false;
+  for (size_t d = 0; d < v.sizes.size(); ++d) {
+    if (v.strides[d] == 0 && v.sizes[d] > 1) {
+      target[d] = 1;
+      any_zero = true;
+    }
+  }
+  if (any_zero) {
+    g = sum_to_size(g, target);
+    v.sizes = target;
+  }
+  Tensor storage = zeros({storage_elems}, g.dtype());
+  storage.as_strided(v.sizes, v.strides, v.offset).copy_(g);
+  return storage.as_strided(base.sizes, base.strides, base.offset).clone();
 }
 
 // ---------------------------------------------------------------- functional API
@@ -403,6 +525,11 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, st
                " and storage offset ", off, " require a storage of ", max_index + 1,
                " elements, but the storage has ", storage_elems);
   return run_view(op_as_strided(), self, {AttrValue(sizes.vec()), AttrValue(strides.vec()), AttrValue(off)});
+}
+
+Tensor sum_to_size(const Tensor& self, IntArrayRef sizes) {
+  if (self.sizes().equals(sizes)) return self;
+  return dispatch1(op_sum_to_size(), {self}, {AttrValue(sizes.vec())});
 }
 
 Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {

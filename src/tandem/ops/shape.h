@@ -57,6 +57,22 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
 /// Moves dim `source` to position `destination`.
 Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
 
+/// Sums `self` down to `sizes`, which must broadcast to self's shape (the reverse of
+/// expand; Tensor.sum_to_size). ShapeError otherwise.
+Tensor sum_to_size(const Tensor& self, IntArrayRef sizes);
+
+/// Geometry of a tensor on its storage, in elements.
+struct Geometry {
+  DimVector sizes, strides;
+  int64_t offset = 0;
+};
+/// Gradient of a base tensor given the gradient of a view of it (both geometries on the
+/// same storage of `storage_elems` elements): scatters into a zero buffer and reads back
+/// the base's layout. Written with tandem ops, so it is differentiable. Broadcast
+/// (stride-0) view dims are summed first; other self-overlapping views are rejected
+/// with NotImplementedError.
+Tensor as_strided_backward(const Tensor& grad_view, const Geometry& base, const Geometry& view, int64_t storage_elems);
+
 /// Strides for viewing (sizes, strides) as new_sizes without a copy, or nullopt if the
 /// memory layout does not allow it (the rule torch.Tensor.view uses).
 std::optional<DimVector> compute_view_strides(IntArrayRef sizes, IntArrayRef strides, IntArrayRef new_sizes);

@@ -1,0 +1,185 @@
+#include "tandem/autograd/node.h"
+
+#include <atomic>
+
+#include "tandem/core/grad_mode.h"
+#include "tandem/dispatch/dispatcher.h"
+#include "tandem/ops/binary.h"
+
+namespace tandem::autograd {
+
+namespace {
+std::atomic<uint64_t> g_sequence{0};
+std::atomic<int64_t> g_hook_id{0};
+std::atomic<bool> g_anomaly{false};
+thread_local std::vector<std::string> t_anomaly_scopes;
+}  // namespace
+
+Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) {
+  if (is_anomaly_enabled()) creation_context = current_anomaly_context();
+}
+
+int64_t Node::add_pre_hook(uint32_t slot, GradHook hook) {
+  int64_t id = g_hook_id.fetch_add(1);
+  pre_hooks_.push_back({id, slot, std::move(hook)});
+  return id;
+}
+
+bool Node::remove_pre_hook(int64_t id) {
+  for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it) {
+    if (it->id == id) {
+      pre_hooks_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+Tensor Node::run_pre_hooks(uint32_t slot, Tensor g) const {
+  for (const auto& h : pre_hooks_) {
+    if (h.slot != slot) continue;
+    Tensor r = h.fn(g);
+    if (r.defined()) g = std::move(r);
+  }
+  return g;
+}
+
+// ---------------------------------------------------------------- NodeDeleter
+namespace {
+thread_local std::vector<std::shared_ptr<Node>>* t_pending = nullptr;
+}
+void NodeDeleter::operator()(Node* n) const {
+  // Detach the children first; their release is deferred to the loop below (or to the
+  // outermost deleter already running on this thread).
+  std::vector<std::shared_ptr<Node>> children;
+  for (auto& e : n->mutable_next_edges())
+    if (e.node) children.push_back(std::move(e.node));
+  if (t_pending) {
+    for (auto& c : children) t_pending->push_back(std::move(c));
+    delete n;  // saved tensors may drop more nodes: they land in *t_pending
+    return;
+  }
+  std::vector<std::shared_ptr<Node>> pending = std::move(children);
+  t_pending = &pending;
+  delete n;
+  while (!pending.empty()) {
+    std::shared_ptr<Node> p = std::move(pending.back());
+    pending.pop_back();
+    p.reset();
+  }
+  t_pending = nullptr;
+}
+
+// ---------------------------------------------------------------- SavedVariable
+SavedVariable::SavedVariable(const Tensor& t, bool is_output, const std::shared_ptr<Node>& owner) {
+  if (!t.defined()) return;
+  defined_ = true;
+  saved_version_ = t._version();
+  is_output_ = is_output;
+  requires_grad_ = t.requires_grad();
+  if (is_output) {
+    // Store an alias without history: the output's grad_fn is `owner`, and owning it
+    // from here would be a cycle. unpack() re-attaches it.
+    data_ = make_alias(t, t.sizes().vec(), t.strides().vec(), t.storage_offset());
+    if (auto* m = get_meta(t)) output_nr_ = m->output_nr;
+    grad_fn_ = owner;
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedVariable::unpack(const std::string& op) const {
+  if (!defined_) return {};
+  TANDEM_CHECK(!was_released_, RuntimeError, op,
+               "trying to backward through the graph a second time (or to read saved tensors after they were "
+               "freed); pass retain_graph=true to the first backward if you need to backward twice");
+  TANDEM_CHECK(data_._version() == saved_version_, RuntimeError, op,
+               "one of the variables needed for gradient computation has been modified by an inplace operation: "
+               "a tensor of shape ", data_.sizes(), " is at version ", data_._version(), "; expected version ",
+               saved_version_, " (it was saved for the backward of ", op, ")");
+  if (!is_output_) return data_;
+  Tensor out = make_alias(data_, data_.sizes().vec(), data_.strides().vec(), data_.storage_offset());
+  if (requires_grad_) {
+    if (auto fn = grad_fn_.lock()) set_history(out, fn, output_nr_);
+  }
+  return out;
+}
+
+void SavedVariable::reset() {
+  if (!defined_) return;
+  data_ = Tensor();
+  was_released_ = true;
+}
+
+// ---------------------------------------------------------------- meta helpers
+AutogradMeta* get_meta(const Tensor& t) {
+  if (!t.defined()) return nullptr;
+  return static_cast<AutogradMeta*>(t.impl()->autograd_meta());
+}
+
+AutogradMeta& ensure_meta(const Tensor& t) {
+  if (auto* m = get_meta(t)) return *m;
+  auto m = std::make_unique<AutogradMeta>();
+  AutogradMeta* raw = m.get();
+  t.impl()->set_autograd_meta(std::move(m));
+  return *raw;
+}
+
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr) {
+  AutogradMeta& m = ensure_meta(t);
+  m.grad_fn = node;
+  m.output_nr = output_nr;
+  m.attr_version = t._version();
+  t.impl()->set_requires_grad_flag(true);
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  AutogradMeta& m = ensure_meta(t);
+  if (m.grad_fn) return {m.grad_fn, m.output_nr};
+  auto acc = m.grad_accumulator.lock();
+  if (!acc) {
+    acc = make_node<AccumulateGrad>(t);
+    m.grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+// ---------------------------------------------------------------- AccumulateGrad
+AccumulateGrad::AccumulateGrad(Tensor leaf) : variable_(std::move(leaf)) {}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  Tensor g = std::move(grads[0]);
+  if (!g.defined()) return {};
+  AutogradMeta& m = ensure_meta(variable_);
+  if (g.dtype() != variable_.dtype()) g = g.to(variable_.dtype());
+  if (!m.grad.defined()) {
+    if (is_grad_enabled()) {
+      m.grad = g;  // create_graph: keep the history
+    } else {
+      // Own the buffer: another holder (a user's tensor, another slot) must not see
+      // later in-place accumulation.
+      m.grad = g.use_count() > 1 || !g.is_contiguous() ? g.detach().clone() : g.detach();
+    }
+  } else if (is_grad_enabled()) {
+    m.grad = m.grad + g;
+  } else {
+    Tensor gd = m.grad;  // accumulate in place: users holding .grad see the sum
+    dispatch(*get_op("add").inplace, {gd, g});
+  }
+  for (auto& [id, hook] : m.post_acc_hooks) hook(variable_);
+  return {};
+}
+
+// ---------------------------------------------------------------- anomaly mode
+bool is_anomaly_enabled() { return g_anomaly.load(std::memory_order_relaxed); }
+void set_anomaly_enabled(bool enabled) { g_anomaly.store(enabled); }
+AnomalyScope::AnomalyScope(std::string label) { t_anomaly_scopes.push_back(std::move(label)); }
+AnomalyScope::~AnomalyScope() { t_anomaly_scopes.pop_back(); }
+std::string current_anomaly_context() {
+  std::string s;
+  for (const auto& l : t_anomaly_scopes) s += (s.empty() ? "" : "/") + l;
+  return s;
+}
+
+}  // namespace tandem::autograd

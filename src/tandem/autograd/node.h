@@ -1,0 +1,165 @@
+#pragma once
+// The autograd graph: Node (a backward function), Edge (which input slot of which node a
+// gradient flows to), SavedVariable (a tensor kept for backward with its version), and
+// AutogradMeta (the per-tensor autograd state: grad, grad_fn, hooks, view base).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/core/tensor.h"
+
+namespace tandem::autograd {
+
+class Node;
+
+/// Gradient destination: input slot `input_nr` of `node` (for a tensor: its grad_fn and
+/// output number, or a leaf's AccumulateGrad and 0). An undefined edge (null node) means
+/// "no gradient needed".
+struct Edge {
+  std::shared_ptr<Node> node;
+  uint32_t input_nr = 0;
+  bool valid() const { return static_cast<bool>(node); }
+};
+
+/// Hook on the gradient flowing into a node's input slot; may return a replacement
+/// (an undefined return keeps the gradient).
+using GradHook = std::function<Tensor(const Tensor&)>;
+
+/// A backward function. Its inputs are gradients of the forward outputs; its outputs are
+/// gradients for the forward inputs, sent along next_edges (one per forward input).
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  Node();
+  virtual ~Node() = default;
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  /// Computes input gradients from output gradients (one per forward output; undefined
+  /// where no gradient arrived). Returns one tensor per next edge.
+  virtual std::vector<Tensor> apply(std::vector<Tensor>&& grad_outputs) = 0;
+  /// Name shown in errors and grad_fn printing ("AddBackward").
+  virtual std::string name() const = 0;
+  /// Frees saved tensors after a backward without retain_graph.
+  virtual void release_variables() {}
+  /// Number of forward outputs (gradient slots this node receives).
+  virtual uint32_t num_inputs() const { return num_inputs_; }
+
+  const std::vector<Edge>& next_edges() const { return next_edges_; }
+  std::vector<Edge>& mutable_next_edges() { return next_edges_; }
+  /// Order of creation; later nodes run first among ready ones (deterministic).
+  uint64_t sequence_nr() const { return sequence_nr_; }
+  /// Tensor hooks registered on input slot `slot`, run before apply().
+  int64_t add_pre_hook(uint32_t slot, GradHook hook);
+  bool remove_pre_hook(int64_t id);
+  /// Runs the pre-hooks of `slot` on g (in registration order).
+  Tensor run_pre_hooks(uint32_t slot, Tensor g) const;
+  bool has_pre_hooks() const { return !pre_hooks_.empty(); }
+  /// Anomaly mode: where the forward op was created.
+  std::string creation_context;
+
+ protected:
+  std::vector<Edge> next_edges_;
+  uint32_t num_inputs_ = 1;
+
+ private:
+  struct PreHook {
+    int64_t id;
+    uint32_t slot;
+    GradHook fn;
+  };
+  std::vector<PreHook> pre_hooks_;
+  uint64_t sequence_nr_;
+};
+
+/// Deletes a node without recursion: a chain of 100,000 nodes would otherwise overflow
+/// the stack through nested shared_ptr destructors. Every node is created by make_node.
+struct NodeDeleter {
+  void operator()(Node* n) const;
+};
+template <typename T, typename... Args>
+std::shared_ptr<T> make_node(Args&&... args) {
+  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), NodeDeleter{});
+}
+
+/// A tensor saved for backward plus the version it had, so that an in-place change
+/// before backward raises instead of silently giving a wrong gradient.
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  /// Saves `t`. `is_output`: t is an output of the node saving it; it is stored without
+  /// its grad_fn (to avoid a reference cycle) and re-attached on unpack.
+  SavedVariable(const Tensor& t, bool is_output, const std::shared_ptr<Node>& owner);
+  /// Returns the tensor; RuntimeError naming `op` if it was modified in place since it
+  /// was saved, or released by an earlier backward.
+  Tensor unpack(const std::string& op) const;
+  void reset();
+  bool defined() const { return defined_; }
+
+ private:
+  Tensor data_;
+  uint64_t saved_version_ = 0;
+  bool defined_ = false;
+  bool was_released_ = false;
+  bool is_output_ = false;
+  bool requires_grad_ = false;
+  uint32_t output_nr_ = 0;
+  std::weak_ptr<Node> grad_fn_;
+};
+
+/// Per-tensor autograd state (lives in TensorImpl's AutogradMetaBase slot).
+struct AutogradMeta : AutogradMetaBase {
+  Tensor grad;                         ///< accumulated gradient (leaves, retain_grad)
+  std::shared_ptr<Node> grad_fn;       ///< producing node (non-leaf)
+  uint32_t output_nr = 0;              ///< which output of grad_fn this tensor is
+  std::weak_ptr<Node> grad_accumulator;  ///< AccumulateGrad node of a leaf
+  bool retains_grad = false;
+  int64_t retain_hook_id = -1;
+  /// Post-accumulate-grad hooks of a leaf (run after .grad is updated).
+  std::vector<std::pair<int64_t, std::function<void(Tensor&)>>> post_acc_hooks;
+  /// Views: the root base tensor and this view's geometry on its storage. An in-place op
+  /// on the view rewrites the base's history (CopySlices), after which the view's
+  /// grad_fn is regenerated from the base (when attr_version differs from the storage's).
+  Tensor view_base;
+  bool is_view = false;
+  DimVector view_sizes, view_strides;
+  int64_t view_offset = 0;
+  uint64_t attr_version = 0;  ///< storage version when grad_fn was last set
+};
+
+/// The tensor's autograd meta, or nullptr.
+AutogradMeta* get_meta(const Tensor& t);
+/// Creates the meta if absent.
+AutogradMeta& ensure_meta(const Tensor& t);
+/// The edge a gradient for `t` flows into: grad_fn/output_nr for non-leaves, the
+/// (created on demand) AccumulateGrad node for leaves requiring grad, else invalid.
+Edge gradient_edge(const Tensor& t);
+/// Sets t's history to (node, output_nr) and marks it requiring grad.
+void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
+
+/// Accumulates into a leaf's .grad (the sink of every backward path).
+class AccumulateGrad : public Node {
+ public:
+  explicit AccumulateGrad(Tensor leaf);
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
+  std::string name() const override { return "AccumulateGrad"; }
+  const Tensor& variable() const { return variable_; }
+
+ private:
+  Tensor variable_;
+};
+
+/// Anomaly mode (torch.autograd.set_detect_anomaly): records where each node was created
+/// and turns a NaN produced by a backward into an error naming that op.
+bool is_anomaly_enabled();
+void set_anomaly_enabled(bool enabled);
+/// Pushes a label (e.g. a module name) that anomaly mode records with each node.
+class AnomalyScope {
+ public:
+  explicit AnomalyScope(std::string label);
+  ~AnomalyScope();
+};
+std::string current_anomaly_context();
+
+}  // namespace tandem::autograd

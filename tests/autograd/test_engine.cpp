@@ -1,0 +1,187 @@
+#include <gtest/gtest.h>
+
+#include "tandem/tandem.h"
+
+using namespace tandem;
+
+namespace {
+std::vector<double> vals(const Tensor& t) {
+  Tensor c = t.to(kFloat64).contiguous();
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+}  // namespace
+
+TEST(Autograd, AddMulBroadcastGradients) {
+  Tensor x = tensor({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor w = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}).requires_grad_();
+  Tensor y = (x * w + x * 2.0).sum_to_size({1, 1}).view({});
+  y.backward();
+  // dy/dx = column sums of w + 2 * (2 rows); dy/dw = x broadcast
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{9, 11, 13}));  // column sums of w + 2 per row
+  EXPECT_EQ(vals(w.grad()), (std::vector<double>{1, 2, 3, 1, 2, 3}));
+  EXPECT_TRUE(x.is_leaf());
+  EXPECT_FALSE(y.is_leaf());
+  ASSERT_NE(y.grad_fn(), nullptr);
+}
+
+TEST(Autograd, AccumulatesOverTwoBackwards) {
+  Tensor x = tensor({2.0}).requires_grad_();
+  (x * x).view({}).backward();
+  (x * x).view({}).backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{8}));
+}
+
+TEST(Autograd, SecondBackwardThroughFreedGraphRaises) {
+  Tensor x = tensor({2.0}).requires_grad_();
+  Tensor y = (x * x).view({});
+  y.backward();
+  EXPECT_THROW(y.backward(), RuntimeError);
+  Tensor z = (x * x).view({});
+  z.backward(Tensor(), true);
+  EXPECT_NO_THROW(z.backward());
+}
+
+TEST(Autograd, NonScalarNeedsGradient) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  Tensor y = x * 3.0;
+  EXPECT_THROW(y.backward(), RuntimeError);
+  y.backward(ones({2}));
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{3, 3}));
+  EXPECT_THROW((x * 1.0).backward(ones({3})), ShapeError);
+}
+
+TEST(Autograd, GradFunctionDoesNotTouchDotGrad) {
+  Tensor x = tensor({3.0}).requires_grad_();
+  Tensor y = (x * x * x).view({});
+  auto g = autograd::grad({y}, {x}, {}, true, true);
+  EXPECT_EQ(vals(g[0]), (std::vector<double>{27}));  // 3x^2
+  EXPECT_FALSE(x.grad().defined());
+  auto g2 = autograd::grad({g[0].view({})}, {x});
+  EXPECT_EQ(vals(g2[0]), (std::vector<double>{18}));  // 6x
+  Tensor unused = tensor({1.0}).requires_grad_();
+  Tensor y2 = (x * 2.0).view({});
+  EXPECT_THROW(autograd::grad({y2}, {unused}, {}, true), RuntimeError);
+  auto g3 = autograd::grad({y2}, {unused}, {}, true, false, true);
+  EXPECT_FALSE(g3[0].defined());
+}
+
+TEST(Autograd, ViewsFlowIntoBase) {
+  Tensor x = arange(6, kFloat64).view({2, 3}).requires_grad_();
+  Tensor y = x.t().slice(0, 1, 3).select(1, 1) * 10.0;  // x[1, 1:3] * 10
+  y.backward(ones({2}, kFloat64));
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{0, 0, 0, 0, 10, 10}));
+}
+
+TEST(Autograd, InplaceOnLeafRaises) {
+  Tensor x = ones({3}).requires_grad_();
+  EXPECT_THROW(x.add_(ones({3})), RuntimeError);
+  EXPECT_THROW(x.slice(0, 0, 2).mul_(2.0), RuntimeError);
+  NoGradGuard ng;
+  EXPECT_NO_THROW(x.add_(ones({3})));  // fine without recording (optimizer updates)
+}
+
+TEST(Autograd, InplaceModifiedSavedTensorRaises) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  Tensor a = x * 1.0;
+  Tensor b = a * a;  // saves a
+  a.mul_(2.0);
+  try {
+    b.backward(ones({2}, kFloat64));
+    FAIL() << "expected an error";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("MulBackward"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("inplace"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Autograd, InplaceOnViewUpdatesBaseHistory) {
+  Tensor x = tensor({1.0, 2.0, 3.0, 4.0}).requires_grad_();
+  Tensor b = x * 1.0;
+  b.slice(0, 1, 3).mul_(3.0);  // b = [x0, 3x1, 3x2, x3]
+  Tensor y = b * tensor({1.0, 10.0, 100.0, 1000.0});
+  y.backward(ones({4}, kFloat64));
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{1, 30, 300, 1000}));
+}
+
+TEST(Autograd, InplaceCopyIntoViewOfNonGradBase) {
+  Tensor x = tensor({5.0, 6.0}).requires_grad_();
+  Tensor buf = zeros({4}, kFloat64);
+  buf.slice(0, 1, 3).copy_(x * 2.0);
+  ASSERT_TRUE(buf.requires_grad());
+  (buf * tensor({1.0, 2.0, 3.0, 4.0})).backward(ones({4}, kFloat64));
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{4, 6}));
+}
+
+TEST(Autograd, HooksReplaceGradient) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  Tensor y = x * 2.0;
+  auto h = y.register_hook([](const Tensor& g) { return g * 10.0; });
+  (y * 1.0).backward(ones({2}, kFloat64));
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{20, 20}));
+  h.remove();
+  x.set_grad(Tensor());
+  Tensor y2 = x * 2.0;
+  y2.backward(ones({2}, kFloat64));
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{2, 2}));
+}
+
+TEST(Autograd, RetainGradAndPostAccumulateHook) {
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  int calls = 0;
+  auto h = autograd::register_post_accumulate_grad_hook(x, [&](Tensor& leaf) {
+    ++calls;
+    EXPECT_TRUE(leaf.grad().defined());
+  });
+  Tensor y = x * 3.0;
+  y.retain_grad();
+  (y * y).backward(ones({2}, kFloat64));
+  EXPECT_EQ(vals(y.grad()), (std::vector<double>{6, 12}));
+  EXPECT_EQ(calls, 1);
+  h.remove();
+  (x * 1.0).backward(ones({2}, kFloat64));
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(Autograd, NoGradAndInferenceMode) {
+  Tensor x = ones({2}).requires_grad_();
+  {
+    NoGradGuard g;
+    EXPECT_FALSE((x * 2.0).requires_grad());
+    {
+      EnableGradGuard e;
+      EXPECT_TRUE((x * 2.0).requires_grad());
+    }
+  }
+  {
+    InferenceMode im;
+    Tensor y = zeros({2});
+    uint64_t v = y._version();
+    y.add_(ones({2}));
+    EXPECT_EQ(y._version(), v);
+    EXPECT_FALSE((x * 2.0).requires_grad());
+  }
+  EXPECT_TRUE((x * 2.0).requires_grad());
+}
+
+TEST(Autograd, DeepChainIsIterative) {
+  Tensor x = tensor({1.0}).requires_grad_();
+  Tensor y = x;
+  for (int i = 0; i < 100000; ++i) y = y + 1.0;
+  y.view({}).backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{1}));
+  y = Tensor();  // destroying the 100k-node graph must not overflow the stack either
+}
+
+TEST(Autograd, MemoryReturnsAfterBackward) {
+  Tensor w = randn({64, 64}).requires_grad_();
+  (void)w;
+  auto before = memory::stats().bytes_in_use;
+  {
+    Tensor y = (w * w * 3.0 + w).sum_to_size({1, 1}).view({});
+    y.backward();
+  }
+  // Only .grad (64x64 float) remains.
+  auto after = memory::stats().bytes_in_use;
+  EXPECT_LE(after - before, static_cast<int64_t>(cpu_allocator_round_size(64 * 64 * 4)));
+}
