@@ -1,6 +1,8 @@
 #pragma once
 // The tandem public API: include this one header.
 #include "tandem/autograd/engine.h"
+#include "tandem/autograd/function.h"
+#include "tandem/autograd/gradcheck.h"
 #include "tandem/core/allocator.h"
 #include "tandem/core/dtype.h"
 #include "tandem/core/error.h"

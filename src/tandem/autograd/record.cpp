@@ -141,7 +141,8 @@ void check_inplace(const OpDef& op, ArrayRef<Tensor> inputs) {
     bool recorded = false;
     for (size_t i = 0; i < inputs.size(); ++i)
       if (inputs[i].defined() && inputs[i].requires_grad() && input_differentiable(op, i)) recorded = true;
-    if (recorded) t_inplace_original = self.detach().clone();
+    // clone() (not detach) keeps the old value's history for double backward.
+    if (recorded) t_inplace_original = self.clone();
   }
 }
 
