@@ -1,16 +1,90 @@
-// The `tandem` command-line program.
+// The `tandem` command-line program. Subcommands: demo (a tour of what works today).
 #include <cstring>
 #include <iostream>
+#include <string>
 
 #include "tandem/tandem.h"
 
-int main(int argc, char** argv) {
-  using namespace tandem;
-  if (argc < 2 || std::strcmp(argv[1], "--help") == 0) {
-    std::cout << "usage: tandem <command>\n  demo   a tour of what works\n";
-    return argc < 2 ? 2 : 0;
-  }
-  Tensor a = arange(6).view({2, 3});
-  std::cout << a.sizes() << "\n";
+namespace {
+
+using namespace tandem;
+
+void section(const std::string& title) { std::cout << "\n== " << title << " ==\n"; }
+
+int demo() {
+  manual_seed(0);
+  section("tensors");
+  Tensor a = arange(12, kFloat32).view({3, 4});
+  std::cout << "a = arange(12).view({3, 4})\n" << a << "\n";
+  std::cout << "zeros({2, 2}, float64)\n" << zeros({2, 2}, kFloat64) << "\n";
+  std::cout << "randn({2, 3}) with manual_seed(0)\n" << randn({2, 3}) << "\n";
+
+  section("views share storage (no copy)");
+  Tensor col = a.t().select(0, 1);
+  std::cout << "a.t().select(0, 1) = " << col << "  strides " << col.strides() << " offset " << col.storage_offset() << "\n";
+  Tensor every_other = a.slice(1, 0, std::nullopt, 2);
+  std::cout << "a.slice(1, 0, end, 2) =\n" << every_other << "  strides " << every_other.strides() << "\n";
+  every_other.fill_(-1);
+  std::cout << "after slice.fill_(-1), a =\n" << a << "\n";
+  Tensor r = a.t().reshape({12});
+  std::cout << "a.t().reshape({12}) copies (not viewable): aliases a? " << std::boolalpha << r.is_alias_of(a) << "\n";
+
+  section("type promotion (PyTorch result_type)");
+  Tensor i = arange(3);
+  std::cout << "int64 + 0.5      -> " << (i + 0.5) << "\n";
+  std::cout << "uint8 + int8     -> dtype " << dtype_name((ones({1}, kUInt8) + ones({1}, kInt8)).dtype()) << "\n";
+  std::cout << "float16 * 2.0    -> dtype " << dtype_name((ones({1}, kFloat16) * 2.0).dtype()) << "\n";
+
+  section("autograd");
+  Tensor x = tensor({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor y = (x * x * x).sum_to_size({1}).view({});
+  y.backward();
+  std::cout << "x = " << x << "\ny = sum(x^3) = " << y << "\ndy/dx = 3x^2 = " << x.grad() << "\n";
+  Tensor g = autograd::grad({(x * x * x).sum_to_size({1}).view({})}, {x}, {}, true, true)[0];
+  Tensor g2 = autograd::grad({g.sum_to_size({1}).view({})}, {x})[0];
+  std::cout << "d2y/dx2 = 6x = " << g2 << "\n";
+
+  section("profiler");
+  profiler::Profiler prof;
+  Tensor s = zeros({256, 256});
+  for (int k = 0; k < 20; ++k) s = s * 0.5 + 1.0;
+  prof.stop();
+  std::cout << prof.table(5);
+
+  section("memory");
+  auto st = memory::stats();
+  std::cout << "allocator: " << st.bytes_in_use << " bytes in use, peak " << st.peak_bytes_in_use << ", "
+            << st.num_cache_hits << " of " << st.num_allocations << " allocations served from the cache\n";
+  std::cout << "\nNext: `./run test` runs the test suite; bench/RESULTS.md compares against PyTorch.\n";
   return 0;
+}
+
+void usage(std::ostream& os) {
+  os << "usage: tandem <command>\n\n"
+        "commands:\n"
+        "  demo     a tour of what works today: tensors, views, promotion, autograd, profiler\n"
+        "  --help   this text\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  std::string cmd = argv[1];
+  try {
+    if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+      usage(std::cout);
+      return 0;
+    }
+    if (cmd == "demo") return demo();
+    std::cerr << "tandem: unknown command '" << cmd << "'\n";
+    usage(std::cerr);
+    return 2;
+  } catch (const tandem::Error& e) {
+    std::cerr << "tandem: " << e.what() << "\n";
+    return 1;
+  }
 }

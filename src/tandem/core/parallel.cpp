@@ -5,17 +5,14 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
-#include <thread>
 
 #include "tandem/core/error.h"
 
 namespace tandem {
 namespace {
 std::atomic<int> g_threads{0};
-int default_threads() {
-  int n = static_cast<int>(std::thread::hardware_concurrency());
-  return std::max(1, n);
-}
+// OpenMP's own default honours OMP_NUM_THREADS, else the number of cores.
+int default_threads() { return std::max(1, omp_get_max_threads()); }
 }  // namespace
 
 int get_num_threads() {
