@@ -8,8 +8,8 @@ import pathlib
 import re
 import sys
 
-ORDER = ["core", "kernels", "dispatch", "ops", "autograd", "ir", "jit", "passes",
-         "runtime", "nn", "optim", "data", "io"]
+ORDER = ["core", "kernels", "dispatch", "ops", "autograd", "ir", "passes", "runtime", "jit",
+         "nn", "optim", "data", "io"]
 INCLUDE = re.compile(r'#include\s+"tandem/([a-z_]+)/')
 
 

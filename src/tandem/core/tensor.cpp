@@ -67,6 +67,7 @@ int64_t Tensor::stride(int64_t d) const {
 
 Scalar Tensor::item() const {
   TANDEM_CHECK(defined(), RuntimeError, "item", "called on an undefined tensor");
+  capture_state::check_data_read("item()");
   TANDEM_CHECK(numel() == 1, ValueError, "item", "a Tensor with ", numel(),
                " elements cannot be converted to Scalar, expected exactly 1 element (sizes ", sizes(), ")");
   return TANDEM_DISPATCH_ALL_TYPES(dtype(), "item", [&]() -> Scalar {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tandem/core/array_ref.h"
+#include "tandem/core/capture_state.h"
 #include "tandem/core/device.h"
 #include "tandem/core/dtype.h"
 #include "tandem/core/error.h"
@@ -149,7 +150,10 @@ class Tensor {
   /// Pointer to the first element. TypeError if T is not this tensor's dtype.
   template <typename T>
   T* data_ptr() const;
-  void* data_ptr() const { return impl_->data(); }
+  void* data_ptr() const {
+    capture_state::check_data_read("data_ptr()");
+    return impl_->data();
+  }
   /// The single value of a one-element tensor as T (any arithmetic T; converts).
   /// ValueError when numel() != 1.
   template <typename T>
@@ -289,6 +293,7 @@ void check_sizes_nonnegative(IntArrayRef sizes, const char* op);
 template <typename T>
 T* Tensor::data_ptr() const {
   TANDEM_CHECK(defined(), RuntimeError, "data_ptr", "called on an undefined tensor");
+  capture_state::check_data_read("data_ptr()");
   TANDEM_CHECK(dtype_of_v<std::remove_const_t<T>> == dtype(), TypeError, "data_ptr",
                "tensor has dtype ", dtype_name(dtype()), ", expected data_ptr<",
                dtype_name(dtype_of_v<std::remove_const_t<T>>), ">");

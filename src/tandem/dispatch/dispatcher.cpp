@@ -119,6 +119,7 @@ DType result_type(ArrayRef<MetaRef> metas) {
 
 Tensor wrap_scalar(const Scalar& s) {
   DType d = s.is_bool() ? DType::Bool : s.is_integral() ? DType::Int64 : DType::Float64;
+  DispatchDepthGuard internal;  // writing a new tensor is not a user data read
   Tensor t = empty_tensor({}, d);
   kernels::fill_kernel(t, s);
   t.impl()->set_wrapped_number(true);
@@ -383,8 +384,12 @@ OpOutputs dispatch(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue>
   const int depth = t_depth;
   if (!t_observers.empty()) [[unlikely]]
     for (DispatchObserver* o : t_observers) o->on_enter(op, inputs, attrs, depth);
-  OpOutputs outs = dispatch_impl(op, inputs, attrs);
-  if (g_recorder && !op.composite && is_grad_enabled() && needs_grad(op, inputs)) g_recorder(op, inputs, attrs, outs);
+  OpOutputs outs;
+  {
+    DispatchDepthGuard in_dispatch;  // data reads in here are the kernels', not the user's
+    outs = dispatch_impl(op, inputs, attrs);
+    if (g_recorder && !op.composite && is_grad_enabled() && needs_grad(op, inputs)) g_recorder(op, inputs, attrs, outs);
+  }
   if (!t_observers.empty()) [[unlikely]]
     for (DispatchObserver* o : t_observers) o->on_exit(op, inputs, attrs, outs.ref(), depth);
   return outs;
@@ -394,6 +399,54 @@ Tensor dispatch1(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> a
   OpOutputs o = dispatch(op, inputs, attrs);
   TANDEM_INTERNAL_ASSERT(o.size() >= 1, "op ", op.name, " returned no output");
   return std::move(o[0]);
+}
+
+Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attrs) {
+  ViewGeometry g = op.view(MetaRef::of(input), AttrReader(op.name.c_str(), attrs));
+  int64_t off = g.absolute_offset ? g.storage_offset : input.storage_offset() + g.storage_offset;
+  return make_alias(input, std::move(g.sizes), std::move(g.strides), off);
+}
+
+void run_kernel(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs, OpOutputs& outputs,
+                DType result_dtype) {
+  SmallVec<MetaRef, 4> metas;
+  for (const Tensor& t : inputs) metas.push_back(MetaRef::of(t));
+  SmallVec<Tensor, 4> cast_inputs;
+  ArrayRef<Tensor> run_inputs = inputs;
+  if (op.promotion != Promotion::None) {
+    const DType common = compute_dtype(op, metas.ref());
+    bool any = false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+      if (spec.promote && inputs[i].defined() && inputs[i].dtype() != common) any = true;
+    }
+    if (any) {
+      for (size_t i = 0; i < inputs.size(); ++i) {
+        const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+        const Tensor& t = inputs[i];
+        if (spec.promote && t.defined() && t.dtype() != common) {
+          Tensor c = empty_tensor(t.sizes(), common);
+          kernels::copy_kernel(c, t);
+          cast_inputs.push_back(std::move(c));
+        } else {
+          cast_inputs.push_back(t);
+        }
+      }
+      run_inputs = cast_inputs.ref();
+    }
+  }
+  if (op.is_inplace && result_dtype != inputs[0].dtype()) {
+    Tensor self = outputs[0];
+    outputs[0] = empty_tensor(self.sizes(), result_dtype);
+    KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+    op.cpu_kernel(kc);
+    kernels::copy_kernel(self, outputs[0]);
+    outputs[0] = self;
+  } else {
+    KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+    op.cpu_kernel(kc);
+  }
+  if (op.is_inplace && !is_inference_mode()) outputs[0].bump_version();
 }
 
 SmallVec<TensorMeta, 2> infer_meta(const OpDef& op, ArrayRef<MetaRef> inputs, ArrayRef<AttrValue> attrs) {

@@ -31,6 +31,15 @@ OpOutputs dispatch(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue>
 /// Single-output convenience.
 Tensor dispatch1(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs = {});
 
+/// Compiled-mode entry points: no meta inference, observers or autograd.
+/// Applies a view op's stride rule to `input` and returns the alias.
+Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attrs);
+/// Runs op's kernel with outputs the caller allocated (an in-place op gets self as
+/// outputs[0]); promotable inputs are cast as dispatch() would. `result_dtype` is the
+/// dtype meta inference gave output 0 (for in-place ops computing in a wider dtype).
+void run_kernel(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs, OpOutputs& outputs,
+                DType result_dtype);
+
 /// Runs meta inference only (no data): used by the IR verifier and capture.
 SmallVec<TensorMeta, 2> infer_meta(const OpDef& op, ArrayRef<MetaRef> inputs, ArrayRef<AttrValue> attrs);
 

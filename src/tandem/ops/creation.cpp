@@ -238,7 +238,10 @@ Tensor from_vector(const std::vector<T>& values, IntArrayRef sizes, TensorOption
   TANDEM_CHECK(multiply_integers(sizes) == static_cast<int64_t>(values.size()), ShapeError, "from_vector", "got ",
                values.size(), " values for shape ", sizes, ", expected ", multiply_integers(sizes));
   Tensor t = empty_tensor(sizes, dtype_of_v<T>);
-  if (!values.empty()) std::memcpy(t.data_ptr(), values.data(), values.size() * sizeof(T));
+  {
+    DispatchDepthGuard internal;  // filling a new tensor is not a data-dependent read
+    if (!values.empty()) std::memcpy(t.data_ptr(), values.data(), values.size() * sizeof(T));
+  }
   if (o.dtype_ && *o.dtype_ != t.dtype()) t = t.to(*o.dtype_);
   if (o.requires_grad_) t.requires_grad_(true);
   return t;
@@ -250,7 +253,10 @@ Tensor from_vector<bool>(const std::vector<bool>& values, IntArrayRef sizes, Ten
   TANDEM_CHECK(multiply_integers(sizes) == static_cast<int64_t>(values.size()), ShapeError, "from_vector", "got ",
                values.size(), " values for shape ", sizes, ", expected ", multiply_integers(sizes));
   Tensor b = empty_tensor(sizes, DType::Bool);
-  if (!bytes.empty()) std::memcpy(b.data_ptr(), bytes.data(), bytes.size());
+  {
+    DispatchDepthGuard internal;
+    if (!bytes.empty()) std::memcpy(b.data_ptr(), bytes.data(), bytes.size());
+  }
   if (o.dtype_ && *o.dtype_ != DType::Bool) b = b.to(*o.dtype_);
   if (o.requires_grad_) b.requires_grad_(true);
   return b;

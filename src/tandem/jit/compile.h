@@ -1,0 +1,120 @@
+#pragma once
+// tandem::compile: the compiled way to run a function (DESIGN.md "The life of a compiled
+// call"). The first call with a new input signature captures the function (running it
+// eagerly), optimises the graph, plans its memory and builds an executor; later calls
+// with the same signature run the executor. Calls that cannot be compiled run eagerly.
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tandem/jit/capture.h"
+#include "tandem/runtime/executor.h"
+
+namespace tandem::jit {
+
+/// Options of a compiled function.
+struct CompileOptions {
+  /// Signatures compiled before the function falls back to eager for good (with a
+  /// one-time warning naming the input that kept changing).
+  int recompile_limit = 8;
+  /// Raise (GraphBreak) instead of running eagerly when capture breaks.
+  bool strict = false;
+  /// Passes to disable by name (see passes::PassManager).
+  std::vector<std::string> disabled_passes;
+  /// Record per-node times in the executor.
+  bool profile = false;
+};
+
+/// Everything a compiled program depends on besides tensor values (the guards).
+struct Signature {
+  struct InputSig {
+    DType dtype;
+    DimVector sizes;
+    DimVector strides;
+    bool requires_grad;
+  };
+  std::vector<InputSig> inputs;
+  std::vector<int> alias_groups;  ///< inputs sharing storage get the same group number
+  bool grad_enabled = true;
+  bool training = false;           ///< module training flag (set by callers that have one)
+  uint64_t extra = 0;              ///< caller-provided state hash (module parameters, hooks)
+  bool operator==(const Signature& o) const;
+  /// Describes the first difference ("input 0 sizes [2, 3] -> [4, 3]").
+  std::string diff(const Signature& o) const;
+};
+
+/// Result of explain(): what capture saw and what the program would do.
+struct Explanation {
+  bool compiled = false;
+  std::string break_reason;
+  std::vector<std::string> captured_ops;
+  std::string graph_text;           ///< after passes
+  std::vector<std::string> guards;  ///< human-readable guard list
+  int64_t arena_bytes = 0;
+  int64_t lower_bound_bytes = 0;
+  std::string to_string() const;
+};
+
+/// A compiled callable with a cache of programs per signature. Not copyable; not
+/// thread-safe (programs own their arenas).
+class CompiledFunction {
+ public:
+  CompiledFunction(TensorFn fn, CompileOptions opts = {});
+  CompiledFunction(const CompiledFunction&) = delete;
+  CompiledFunction& operator=(const CompiledFunction&) = delete;
+
+  /// Calls the function on `inputs`.
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
+  /// Same, with a caller-supplied part of the signature (used by compiled modules:
+  /// training flag, parameter identities, hooks) and extra tensors bound after inputs.
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs, bool training, uint64_t extra);
+
+  /// Compiled programs in the cache, eager fallbacks taken, captures run.
+  int num_programs() const { return static_cast<int>(cache_.size()); }
+  int64_t eager_calls() const { return eager_calls_; }
+  int64_t compiled_calls() const { return compiled_calls_; }
+  int captures() const { return captures_; }
+  /// Warnings issued so far (one-time notices: recompile limit, graph break, autograd).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+  /// The executor used by the last compiled call (nullptr if none).
+  runtime::Executor* last_executor() const { return last_; }
+
+ private:
+  struct Entry {
+    Signature sig;
+    std::unique_ptr<runtime::Executor> exec;  // null: this signature runs eagerly (break)
+    std::vector<Tensor> lifted;
+    std::string break_reason;
+  };
+  Signature signature_of(const std::vector<Tensor>& inputs, bool training, uint64_t extra) const;
+  void warn_once(const std::string& key, const std::string& msg);
+
+  TensorFn fn_;
+  CompileOptions opts_;
+  std::vector<Entry> cache_;
+  std::optional<Signature> last_sig_;
+  bool given_up_ = false;
+  int captures_ = 0;
+  int64_t eager_calls_ = 0;
+  int64_t compiled_calls_ = 0;
+  std::vector<std::string> warnings_;
+  std::vector<std::string> warned_keys_;
+  runtime::Executor* last_ = nullptr;
+};
+
+/// Compiles `fn` (see CompiledFunction).
+std::shared_ptr<CompiledFunction> compile(TensorFn fn, CompileOptions opts = {});
+/// Captures fn(inputs) and reports ops, breaks, guards and planned memory (no caching).
+Explanation explain(const TensorFn& fn, const std::vector<Tensor>& inputs, const CompileOptions& opts = {});
+
+/// Builds the optimised program for a successful capture (shared by compile and explain).
+std::unique_ptr<runtime::Executor> build_program(Capture& c, const CompileOptions& opts);
+
+}  // namespace tandem::jit
+
+namespace tandem {
+using jit::compile;
+using jit::explain;
+}  // namespace tandem

@@ -1,0 +1,63 @@
+#pragma once
+// The pass manager and the graph passes of compiled mode. Each pass edits a Graph in
+// place and returns whether it changed anything; the manager runs the enabled passes in
+// order, verifies the graph after each one (debug builds, or always when
+// set_verify(true)), and can dump the graph after each pass (TANDEM_DUMP_PASSES=1).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tandem/ir/graph.h"
+
+namespace tandem::passes {
+
+using PassFn = std::function<bool(ir::Graph&)>;
+
+/// Removes nodes whose results are never used. Never removes in-place writes (to inputs,
+/// buffers or anything else) or random ops (their draws advance the generator exactly as
+/// eager mode does).
+bool dead_code_elimination(ir::Graph& g);
+/// Merges nodes that apply the same op with the same attributes to the same values, when
+/// no in-place write to those values happens in between and neither result is written in
+/// place later. Never merges random ops.
+bool common_subexpression_elimination(ir::Graph& g);
+/// Evaluates nodes whose inputs are all constants (and that are not random, in-place or
+/// views) at compile time, replacing them with constants; factory ops (full, arange,
+/// eye...) with no inputs fold too unless their result is written in place later.
+bool constant_folding(ir::Graph& g);
+/// Removes ops that do nothing: views/expands to the same geometry, aliases, casts to the
+/// same dtype and multiplying by one, dividing by one or subtracting zero (when no dtype
+/// promotion happens and no in-place write sees the difference). x + 0 is kept for
+/// floats: -0.0 + 0 is +0.0.
+bool noop_removal(ir::Graph& g);
+/// Puts commutative ops' operands in a canonical order (by value id) so CSE sees
+/// mul(a, b) and mul(b, a) as the same.
+bool canonicalize(ir::Graph& g);
+
+/// Named, individually switchable passes run in order.
+class PassManager {
+ public:
+  /// The default pipeline: canonicalize, constant_folding, noop_removal, cse, dce.
+  PassManager();
+  PassManager(const PassManager&) = delete;
+  PassManager& operator=(const PassManager&) = delete;
+
+  void add(std::string name, PassFn fn);
+  /// Enables or disables a pass by name; ValueError for an unknown name.
+  void set_enabled(const std::string& name, bool enabled);
+  void set_verify(bool v) { verify_ = v; }
+  /// Runs the enabled passes once each, in order. Returns the names of passes that changed the graph.
+  std::vector<std::string> run(ir::Graph& g) const;
+  std::vector<std::string> names() const;
+
+ private:
+  struct Entry {
+    std::string name;
+    PassFn fn;
+    bool enabled = true;
+  };
+  std::vector<Entry> passes_;
+  bool verify_;
+};
+
+}  // namespace tandem::passes

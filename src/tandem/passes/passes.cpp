@@ -1,0 +1,221 @@
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+
+#include "tandem/autograd/engine.h"
+#include "tandem/passes/pass_manager.h"
+
+namespace tandem::passes {
+
+namespace {
+
+// Storage roots written by in-place nodes.
+std::vector<bool> mutated_roots(const ir::Graph& g) {
+  std::vector<bool> m(g.values().size(), false);
+  for (const auto& n : g.nodes())
+    if (!n.dead && n.op->is_inplace && !n.inputs.empty() && n.inputs[0] >= 0)
+      m[static_cast<size_t>(g.storage_root(n.inputs[0]))] = true;
+  return m;
+}
+
+bool is_mutated(const ir::Graph& g, const std::vector<bool>& m, int v) { return m[static_cast<size_t>(g.storage_root(v))]; }
+
+// The scalar value of a constant 0-d tensor, if it is one.
+std::optional<double> constant_scalar(const ir::Graph& g, int v) {
+  if (v < 0) return std::nullopt;
+  const ir::Value& val = g.value(v);
+  if (val.kind != ir::ValueKind::Constant || val.constant.numel() != 1) return std::nullopt;
+  return val.constant.item().to_double();
+}
+
+bool same_attrs(const std::vector<AttrValue>& a, const std::vector<AttrValue>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i])) return false;
+  return true;
+}
+
+}  // namespace
+
+bool dead_code_elimination(ir::Graph& g) {
+  std::vector<bool> live(g.values().size(), false);
+  for (int o : g.outputs()) live[static_cast<size_t>(o)] = true;
+  bool changed = false;
+  auto& nodes = g.mutable_nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    ir::Node& n = *it;
+    if (n.dead) continue;
+    bool keep = n.op->is_inplace || n.op->random;
+    for (int o : n.outputs) keep = keep || live[static_cast<size_t>(o)];
+    if (!keep) {
+      n.dead = true;
+      changed = true;
+      continue;
+    }
+    for (int i : n.inputs)
+      if (i >= 0) live[static_cast<size_t>(i)] = true;
+  }
+  if (changed) g.compact();
+  return changed;
+}
+
+bool common_subexpression_elimination(ir::Graph& g) {
+  auto mutated = mutated_roots(g);
+  // Epoch of each storage root: bumped by every in-place write, part of the key.
+  std::vector<int> epoch(g.values().size(), 0);
+  std::map<std::vector<int64_t>, int> seen;  // key -> node id (ordered map: deterministic)
+  bool changed = false;
+  for (auto& n : g.mutable_nodes()) {
+    if (n.dead) continue;
+    bool candidate = !n.op->random && !n.op->is_inplace && !n.outputs.empty();
+    for (int o : n.outputs) candidate = candidate && !is_mutated(g, mutated, o);
+    if (candidate) {
+      std::vector<int64_t> key{n.op->id};
+      for (int i : n.inputs) {
+        key.push_back(i);
+        key.push_back(i >= 0 ? epoch[static_cast<size_t>(g.storage_root(i))] : 0);
+      }
+      for (const auto& a : n.attrs) key.push_back(static_cast<int64_t>(hash_attr(a)));
+      auto it = seen.find(key);
+      if (it != seen.end() && same_attrs(g.nodes()[static_cast<size_t>(it->second)].attrs, n.attrs)) {
+        const ir::Node& first = g.nodes()[static_cast<size_t>(it->second)];
+        for (size_t k = 0; k < n.outputs.size(); ++k) g.replace_uses(n.outputs[k], first.outputs[k]);
+        n.dead = true;
+        changed = true;
+        continue;
+      }
+      seen.emplace(std::move(key), n.id);
+    }
+    if (n.op->is_inplace && n.inputs[0] >= 0) ++epoch[static_cast<size_t>(g.storage_root(n.inputs[0]))];
+  }
+  if (changed) g.compact();
+  return changed;
+}
+
+bool constant_folding(ir::Graph& g) {
+  auto mutated = mutated_roots(g);
+  bool changed = false;
+  NoGradGuard ng;
+  for (auto& n : g.mutable_nodes()) {
+    if (n.dead || n.op->random || n.op->is_inplace || n.op->view || n.op->dynamic_shape) continue;
+    bool all_const = true;
+    for (int i : n.inputs) all_const = all_const && (i < 0 || g.value(i).kind == ir::ValueKind::Constant);
+    if (!all_const) continue;
+    bool out_mutated = false;
+    for (int o : n.outputs) out_mutated = out_mutated || is_mutated(g, mutated, o);
+    if (out_mutated) continue;
+    std::vector<Tensor> ins;
+    for (int i : n.inputs) ins.push_back(i >= 0 ? g.value(i).constant : Tensor());
+    OpOutputs outs = dispatch(*n.op, ins, n.attrs);
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      int c = g.add_constant(outs[k], "folded");
+      g.replace_uses(n.outputs[k], c);
+    }
+    n.dead = true;
+    changed = true;
+  }
+  if (changed) g.compact();
+  return changed;
+}
+
+bool noop_removal(ir::Graph& g) {
+  auto mutated = mutated_roots(g);
+  bool changed = false;
+  for (auto& n : g.mutable_nodes()) {
+    if (n.dead || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) continue;
+    const int in = n.inputs[0], out = n.outputs[0];
+    const ir::Value& vi = g.value(in);
+    const ir::Value& vo = g.value(out);
+    bool same_meta = vi.meta.dtype == vo.meta.dtype && vi.meta.sizes == vo.meta.sizes;
+    bool is_output = std::find(g.outputs().begin(), g.outputs().end(), out) != g.outputs().end();
+    bool remove = false;
+    if (n.op->view) {
+      // A view with the input's exact geometry (and no offset change) is the input.
+      remove = !is_output && same_meta && vi.meta.strides == vo.meta.strides && n.op->name != "as_strided" && n.op->name != "slice" &&
+               n.op->name != "select" && n.op->name != "diagonal";
+      if (n.op->name == "slice") {
+        auto start = AttrReader("slice", n.attrs).opt_i(1).value_or(0);
+        remove = !is_output && same_meta && vi.meta.strides == vo.meta.strides && start == 0;
+      }
+    } else if (!n.op->is_inplace && same_meta && vi.meta.strides == vo.meta.strides && !is_output &&
+               !is_mutated(g, mutated, in) && !is_mutated(g, mutated, out)) {
+      if (n.op->name == "_to_copy" || n.op->name == "clone") {
+        remove = true;
+      } else if (n.inputs.size() == 2) {
+        auto c = constant_scalar(g, n.inputs[1]);
+        const std::string& nm = n.op->name;
+        if (c && (nm == "mul" || nm == "div") && *c == 1.0 && (nm == "mul" || AttrReader("div", n.attrs).is_none(0))) remove = true;
+        if (c && nm == "sub" && *c == 0.0) remove = true;
+        if (c && nm == "add" && *c == 0.0 && !is_floating_point(vo.meta.dtype)) remove = true;
+      }
+    }
+    if (!remove) continue;
+    // Graph outputs must stay distinct from graph inputs only by value id; replacing is fine.
+    g.replace_uses(out, in);
+    n.dead = true;
+    changed = true;
+  }
+  if (changed) g.compact();
+  return changed;
+}
+
+bool canonicalize(ir::Graph& g) {
+  bool changed = false;
+  for (auto& n : g.mutable_nodes()) {
+    if (n.dead || n.inputs.size() != 2 || n.op->is_inplace) continue;
+    const std::string& nm = n.op->name;
+    bool commutative = nm == "mul" || nm == "maximum" || nm == "minimum" || nm == "eq" || nm == "ne" ||
+                       (nm == "add" && AttrReader("add", n.attrs).scalar(0).to_double() == 1.0);
+    if (commutative && n.inputs[0] > n.inputs[1] && n.inputs[1] >= 0) {
+      std::swap(n.inputs[0], n.inputs[1]);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+PassManager::PassManager() {
+#ifdef NDEBUG
+  verify_ = false;
+#else
+  verify_ = true;
+#endif
+  add("canonicalize", canonicalize);
+  add("constant_folding", constant_folding);
+  add("noop_removal", noop_removal);
+  add("cse", common_subexpression_elimination);
+  add("dce", dead_code_elimination);
+}
+
+void PassManager::add(std::string name, PassFn fn) { passes_.push_back({std::move(name), std::move(fn), true}); }
+
+void PassManager::set_enabled(const std::string& name, bool enabled) {
+  for (auto& p : passes_)
+    if (p.name == name) {
+      p.enabled = enabled;
+      return;
+    }
+  throw ValueError(str_cat("[PassManager] no pass named '", name, "'"));
+}
+
+std::vector<std::string> PassManager::names() const {
+  std::vector<std::string> out;
+  for (const auto& p : passes_) out.push_back(p.name);
+  return out;
+}
+
+std::vector<std::string> PassManager::run(ir::Graph& g) const {
+  static const bool dump = std::getenv("TANDEM_DUMP_PASSES") != nullptr;
+  std::vector<std::string> changed;
+  if (dump) std::cerr << "=== before passes ===\n" << g.to_text();
+  for (const auto& p : passes_) {
+    if (!p.enabled) continue;
+    if (p.fn(g)) changed.push_back(p.name);
+    if (verify_) ir::verify(g);
+    if (dump) std::cerr << "=== after " << p.name << " ===\n" << g.to_text();
+  }
+  return changed;
+}
+
+}  // namespace tandem::passes

@@ -1,0 +1,161 @@
+#include "tandem/runtime/executor.h"
+
+#include <sstream>
+
+namespace tandem::runtime {
+
+namespace {
+// Elements a (sizes, strides) geometry spans: 1 + sum((size - 1) * stride), 0 if empty.
+int64_t extent(const TensorMeta& m) {
+  int64_t e = 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) return 0;
+    e += (m.sizes[d] - 1) * (m.strides.empty() ? 0 : m.strides[d]);
+  }
+  if (m.strides.empty()) return multiply_integers(m.sizes);
+  return e;
+}
+}  // namespace
+
+Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
+  const auto& values = graph_.values();
+  const auto& nodes = graph_.nodes();
+  const size_t nv = values.size();
+  buffer_of_.assign(nv, -1);
+  per_call_.assign(nv, false);
+  // Roots that graph outputs alias are allocated per call.
+  for (int o : graph_.outputs()) per_call_[static_cast<size_t>(graph_.storage_root(o))] = true;
+  // Last use of every storage root: any read or write of a value aliasing it.
+  std::vector<int> last_use(nv, -1), first_def(nv, -1);
+  for (const auto& n : nodes) {
+    for (int i : n.inputs)
+      if (i >= 0) {
+        int r = graph_.storage_root(i);
+        last_use[static_cast<size_t>(r)] = std::max(last_use[static_cast<size_t>(r)], n.id);
+      }
+    for (int o : n.outputs) {
+      int r = graph_.storage_root(o);
+      if (r == o) first_def[static_cast<size_t>(o)] = n.id;
+      last_use[static_cast<size_t>(r)] = std::max(last_use[static_cast<size_t>(r)], n.id);
+    }
+  }
+  std::vector<BufferRequest> reqs;
+  std::vector<int> req_value;
+  for (const auto& v : values) {
+    if (v.kind != ir::ValueKind::Node || v.alias_of >= 0 || per_call_[static_cast<size_t>(v.id)]) continue;
+    BufferRequest r;
+    r.size = extent(v.meta) * element_size(v.meta.dtype);
+    r.first = first_def[static_cast<size_t>(v.id)];
+    r.last = std::max(r.first, last_use[static_cast<size_t>(v.id)]);
+    buffer_of_[static_cast<size_t>(v.id)] = static_cast<int>(reqs.size());
+    reqs.push_back(r);
+    req_value.push_back(v.id);
+  }
+  plan_ = plan_memory(reqs);
+  buffer_offset_ = plan_.offsets;
+  if (plan_.arena_bytes > 0) arena_ = empty_tensor({plan_.arena_bytes}, DType::UInt8);
+  profile_.resize(nodes.size());
+  for (const auto& n : nodes) {
+    profile_[static_cast<size_t>(n.id)].op = n.op->name;
+    profile_[static_cast<size_t>(n.id)].node = n.id;
+  }
+}
+
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
+  const auto& values = graph_.values();
+  TANDEM_CHECK(inputs.size() == graph_.inputs().size(), ValueError, "compiled function", "got ", inputs.size(),
+               " inputs, expected ", graph_.inputs().size());
+  std::vector<Tensor> env(values.size());
+  for (size_t i = 0; i < inputs.size(); ++i) env[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
+  for (const auto& v : values)
+    if (v.kind == ir::ValueKind::Constant) env[static_cast<size_t>(v.id)] = v.constant;
+
+  auto run_start = std::chrono::steady_clock::now();
+  SmallVec<Tensor, 4> ins;
+  for (const auto& n : graph_.nodes()) {
+    auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    ins.clear();
+    for (int i : n.inputs) ins.push_back(i >= 0 ? env[static_cast<size_t>(i)] : Tensor());
+    const OpDef& op = *n.op;
+    if (op.view) {
+      env[static_cast<size_t>(n.outputs[0])] = apply_view(op, ins[0], n.attrs);
+    } else {
+      OpOutputs outs;
+      if (op.is_inplace) {
+        outs.push_back(ins[0]);
+      } else {
+        for (int o : n.outputs) {
+          const ir::Value& v = values[static_cast<size_t>(o)];
+          int b = buffer_of_[static_cast<size_t>(o)];
+          if (b >= 0) {
+            int64_t off = buffer_offset_[static_cast<size_t>(b)] / element_size(v.meta.dtype);
+            outs.push_back(Tensor(IntrusivePtr<TensorImpl>::make(arena_.storage(), v.meta.dtype, v.meta.sizes,
+                                                                 v.meta.strides, off)));
+          } else if (compute_is_contiguous(v.meta.sizes, v.meta.strides)) {
+            outs.push_back(empty_tensor(v.meta.sizes, v.meta.dtype));
+          } else {
+            outs.push_back(empty_strided_tensor(v.meta.sizes, v.meta.strides, v.meta.dtype));
+          }
+        }
+      }
+      run_kernel(op, ins.ref(), n.attrs, outs, values[static_cast<size_t>(n.outputs[0])].meta.dtype);
+      for (size_t k = 0; k < n.outputs.size(); ++k) env[static_cast<size_t>(n.outputs[k])] = std::move(outs[k]);
+    }
+    if (profiling_) {
+      auto t1 = std::chrono::steady_clock::now();
+      auto& p = profile_[static_cast<size_t>(n.id)];
+      ++p.calls;
+      p.last_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+      p.total_ns += p.last_ns;
+      p.start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - run_start).count();
+      p.bytes = 0;
+      for (int o : n.outputs) p.bytes += env[static_cast<size_t>(o)].nbytes();
+    }
+  }
+  std::vector<Tensor> out;
+  for (int o : graph_.outputs()) out.push_back(env[static_cast<size_t>(o)]);
+  return out;
+}
+
+std::string Executor::memory_summary() const {
+  std::ostringstream os;
+  os << "arena " << plan_.arena_bytes << " bytes, lower bound " << plan_.lower_bound << " bytes";
+  if (plan_.lower_bound > 0) os << " (" << static_cast<double>(plan_.arena_bytes) / static_cast<double>(plan_.lower_bound) << "x)";
+  int64_t per_call = 0;
+  for (const auto& v : graph_.values())
+    if (per_call_[static_cast<size_t>(v.id)] && v.kind == ir::ValueKind::Node && v.alias_of < 0)
+      per_call += extent(v.meta) * element_size(v.meta.dtype);
+  os << "; outputs " << per_call << " bytes per call";
+  return os.str();
+}
+
+std::string Executor::profile_table() const {
+  std::ostringstream os;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "%-5s %-24s %8s %12s %12s %12s\n", "node", "op", "calls", "total ms", "us/call", "bytes");
+  os << buf;
+  for (const auto& p : profile_) {
+    if (!p.calls) continue;
+    std::snprintf(buf, sizeof buf, "%-5d %-24s %8lld %12.3f %12.2f %12lld\n", p.node, p.op.c_str(),
+                  static_cast<long long>(p.calls), p.total_ns / 1e6, p.total_ns / 1e3 / static_cast<double>(p.calls),
+                  static_cast<long long>(p.bytes));
+    os << buf;
+  }
+  return os.str();
+}
+
+std::string Executor::chrome_trace() const {
+  std::ostringstream os;
+  os << "{\"traceEvents\":[";
+  bool first = true;
+  for (const auto& p : profile_) {
+    if (!p.calls) continue;
+    os << (first ? "" : ",") << "{\"name\":\"" << p.op << "\",\"cat\":\"node\",\"ph\":\"X\",\"ts\":" << p.start_ns / 1000.0
+       << ",\"dur\":" << p.last_ns / 1000.0 << ",\"pid\":1,\"tid\":1,\"args\":{\"node\":" << p.node << ",\"bytes\":" << p.bytes << "}}";
+    first = false;
+  }
+  os << "],\"displayTimeUnit\":\"ms\"}\n";
+  return os.str();
+}
+
+}  // namespace tandem::runtime

@@ -1,0 +1,63 @@
+#pragma once
+// Executes a Graph: kernels in order on preplanned buffers. Intermediates live in one
+// arena (offsets from the memory planner), reused across calls; views alias their
+// source and in-place results their input, as in eager mode. Buffers that a graph
+// output aliases are allocated per call, so outputs the caller keeps are never
+// overwritten by a later call.
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tandem/ir/graph.h"
+#include "tandem/runtime/memory_planner.h"
+
+namespace tandem::runtime {
+
+/// Per-node timing of one or more runs.
+struct NodeProfile {
+  std::string op;
+  int node = 0;
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+  int64_t bytes = 0;  ///< bytes written (outputs)
+  int64_t start_ns = 0;  ///< start of the last run, relative to that run's start (Chrome trace)
+  int64_t last_ns = 0;
+};
+
+/// A compiled, runnable program. Not copyable; not thread-safe (one arena).
+class Executor {
+ public:
+  /// Takes the graph (already optimised and verified) and plans its memory.
+  explicit Executor(ir::Graph graph);
+  Executor(const Executor&) = delete;
+  Executor& operator=(const Executor&) = delete;
+
+  /// Runs with `inputs` bound to the graph inputs in order (metas must match the graph's;
+  /// the caller's guards ensure it). Returns the graph outputs.
+  std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+
+  const ir::Graph& graph() const { return graph_; }
+  const MemoryPlan& plan() const { return plan_; }
+  /// Arena bytes / lower bound and the per-call output bytes, as text.
+  std::string memory_summary() const;
+
+  void set_profiling(bool on) { profiling_ = on; }
+  const std::vector<NodeProfile>& profile() const { return profile_; }
+  /// Table: op, calls, total ms, us/call, bytes.
+  std::string profile_table() const;
+  /// Chrome trace (Perfetto) JSON of the last profiled run.
+  std::string chrome_trace() const;
+
+ private:
+  ir::Graph graph_;
+  MemoryPlan plan_;
+  // Per value: buffer index in the arena (-1 none), or output buffer flag.
+  std::vector<int> buffer_of_;
+  std::vector<bool> per_call_;   // value roots allocated each call (graph outputs alias them)
+  std::vector<int64_t> buffer_offset_;
+  Tensor arena_;
+  bool profiling_ = false;
+  std::vector<NodeProfile> profile_;
+};
+
+}  // namespace tandem::runtime
