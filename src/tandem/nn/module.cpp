@@ -1,0 +1,242 @@
+#include "tandem/nn/module.h"
+
+#include <atomic>
+#include <sstream>
+
+#include "tandem/autograd/engine.h"
+
+namespace tandem::nn {
+
+namespace {
+std::atomic<int64_t> g_hook_ids{1};
+}
+
+void HookHandle::remove() {
+  if (module_ && id_ >= 0) module_->remove_hook(id_, pre_);
+  id_ = -1;
+}
+
+Tensor Module::forward(const Tensor&) {
+  throw NotImplementedError(str_cat("[", name_, "] forward(Tensor) is not implemented"));
+}
+
+std::vector<Tensor> Module::forward_list(const std::vector<Tensor>& inputs) {
+  TANDEM_CHECK(inputs.size() == 1, ValueError, name_, "forward takes one tensor, got ", inputs.size());
+  return {(*this)(inputs[0])};
+}
+
+Tensor Module::operator()(const Tensor& input) {
+  Tensor x = input;
+  for (auto& [id, h] : pre_hooks_) {
+    Tensor r = h(*this, x);
+    if (r.defined()) x = r;
+  }
+  Tensor y = forward(x);
+  for (auto& [id, h] : hooks_) {
+    Tensor r = h(*this, x, y);
+    if (r.defined()) y = r;
+  }
+  return y;
+}
+
+void Module::check_new_name(const std::string& name) const {
+  TANDEM_CHECK(!name.empty() && name.find('.') == std::string::npos, ValueError, name_, "invalid name '", name,
+               "', expected a non-empty name without '.'");
+  for (const auto& p : params_) TANDEM_CHECK(p.first != name, ValueError, name_, "attribute '", name, "' already exists");
+  for (const auto& b : buffers_) TANDEM_CHECK(b.first != name, ValueError, name_, "attribute '", name, "' already exists");
+  for (const auto& c : children_) TANDEM_CHECK(c.first != name, ValueError, name_, "attribute '", name, "' already exists");
+}
+
+Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
+  check_new_name(name);
+  if (t.defined() && requires_grad) t.requires_grad_(true);
+  params_.emplace_back(name, std::move(t));
+  return params_.back().second;
+}
+
+Tensor& Module::register_buffer(const std::string& name, Tensor t) {
+  check_new_name(name);
+  buffers_.emplace_back(name, std::move(t));
+  return buffers_.back().second;
+}
+
+void Module::add_child(const std::string& name, ModulePtr m) {
+  check_new_name(name);
+  TANDEM_CHECK(m != nullptr, ValueError, name_, "submodule '", name, "' is null");
+  children_.emplace_back(name, std::move(m));
+}
+
+NamedTensors Module::named_parameters(bool recurse) const {
+  NamedTensors out;
+  for (const auto& p : params_)
+    if (p.second.defined()) out.push_back(p);
+  if (recurse)
+    for (const auto& [cn, c] : children_)
+      for (auto& [n, t] : c->named_parameters(true)) out.emplace_back(cn + "." + n, t);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [n, t] : named_parameters(recurse)) out.push_back(t);
+  return out;
+}
+
+NamedTensors Module::named_buffers(bool recurse) const {
+  NamedTensors out;
+  for (const auto& b : buffers_)
+    if (b.second.defined()) out.push_back(b);
+  if (recurse)
+    for (const auto& [cn, c] : children_)
+      for (auto& [n, t] : c->named_buffers(true)) out.emplace_back(cn + "." + n, t);
+  return out;
+}
+
+std::vector<Tensor> Module::buffers(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [n, t] : named_buffers(recurse)) out.push_back(t);
+  return out;
+}
+
+std::vector<ModulePtr> Module::children() const {
+  std::vector<ModulePtr> out;
+  for (const auto& c : children_) out.push_back(c.second);
+  return out;
+}
+std::vector<std::pair<std::string, ModulePtr>> Module::named_children() const { return children_; }
+
+std::vector<Module*> Module::modules() {
+  std::vector<Module*> out{this};
+  for (auto& [n, c] : children_)
+    for (Module* m : c->modules()) out.push_back(m);
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [n, c] : children_) c->train(on);
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (Tensor& p : parameters()) {
+    if (!p.grad().defined()) continue;
+    if (set_to_none) {
+      p.set_grad(Tensor());
+    } else {
+      Tensor g = p.grad();
+      NoGradGuard ng;
+      g.zero_();
+    }
+  }
+}
+
+void Module::to(DType dtype) {
+  NoGradGuard ng;
+  for (auto& [n, p] : params_) {
+    if (!p.defined() || !p.is_floating_point()) continue;
+    bool rg = p.requires_grad();
+    p = p.detach().to(dtype);
+    if (rg) p.requires_grad_(true);
+  }
+  for (auto& [n, b] : buffers_)
+    if (b.defined() && b.is_floating_point()) b = b.to(dtype);
+  for (auto& [n, c] : children_) c->to(dtype);
+}
+
+NamedTensors Module::state_dict() const {
+  NamedTensors out;
+  for (auto& [n, t] : named_parameters()) out.emplace_back(n, t.detach());
+  for (auto& [n, t] : named_buffers()) out.emplace_back(n, t.detach());
+  return out;
+}
+
+void Module::load_state_dict(const NamedTensors& state, bool strict) {
+  NamedTensors mine = named_parameters();
+  for (auto& nb : named_buffers()) mine.push_back(nb);
+  std::vector<std::string> missing, unexpected;
+  for (const auto& [n, t] : mine) {
+    bool found = false;
+    for (const auto& [k, v] : state) found = found || k == n;
+    if (!found) missing.push_back(n);
+  }
+  for (const auto& [k, v] : state) {
+    bool found = false;
+    for (const auto& [n, t] : mine) found = found || k == n;
+    if (!found) unexpected.push_back(k);
+  }
+  if (strict && (!missing.empty() || !unexpected.empty())) {
+    std::ostringstream os;
+    os << "[load_state_dict] error(s) in loading state_dict for " << name_ << ":";
+    if (!missing.empty()) {
+      os << " missing keys:";
+      for (auto& m : missing) os << " \"" << m << "\"";
+    }
+    if (!unexpected.empty()) {
+      os << (missing.empty() ? "" : ";") << " unexpected keys:";
+      for (auto& u : unexpected) os << " \"" << u << "\"";
+    }
+    throw ValueError(os.str());
+  }
+  // Check every shape/dtype before writing anything: a failed load changes nothing.
+  for (const auto& [n, t] : mine)
+    for (const auto& [k, v] : state)
+      if (k == n) {
+        TANDEM_CHECK(v.sizes().equals(t.sizes()), ShapeError, "load_state_dict", "size mismatch for ", n,
+                     ": copying a param with shape ", v.sizes(), ", the shape in the current model is ", t.sizes());
+        TANDEM_CHECK(v.dtype() == t.dtype(), TypeError, "load_state_dict", "dtype mismatch for ", n, ": got ",
+                     dtype_name(v.dtype()), ", the model has ", dtype_name(t.dtype()));
+      }
+  NoGradGuard ng;
+  for (auto& [n, t] : mine)
+    for (const auto& [k, v] : state)
+      if (k == n) {
+        Tensor dst = t;
+        dst.copy_(v);
+      }
+}
+
+HookHandle Module::register_forward_pre_hook(std::function<Tensor(Module&, const Tensor&)> hook) {
+  int64_t id = g_hook_ids.fetch_add(1);
+  pre_hooks_.emplace_back(id, std::move(hook));
+  ++hooks_changes_;
+  return HookHandle(this, id, true);
+}
+
+HookHandle Module::register_forward_hook(std::function<Tensor(Module&, const Tensor&, const Tensor&)> hook) {
+  int64_t id = g_hook_ids.fetch_add(1);
+  hooks_.emplace_back(id, std::move(hook));
+  ++hooks_changes_;
+  return HookHandle(this, id, false);
+}
+
+void Module::remove_hook(int64_t id, bool pre) {
+  if (pre) {
+    for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it)
+      if (it->first == id) { pre_hooks_.erase(it); ++hooks_changes_; return; }
+  } else {
+    for (auto it = hooks_.begin(); it != hooks_.end(); ++it)
+      if (it->first == id) { hooks_.erase(it); ++hooks_changes_; return; }
+  }
+}
+
+uint64_t Module::hooks_version() const {
+  uint64_t v = hooks_changes_ * 1315423911ULL + pre_hooks_.size() * 31 + hooks_.size();
+  for (const auto& [n, c] : children_) v = v * 1099511628211ULL + c->hooks_version();
+  return v;
+}
+
+std::string Module::to_string(int indent) const {
+  std::ostringstream os;
+  os << name_ << "(" << extra_repr();
+  if (!children_.empty()) {
+    os << "\n";
+    for (const auto& [n, c] : children_) os << std::string(static_cast<size_t>(indent + 2), ' ') << "(" << n << "): " << c->to_string(indent + 2) << "\n";
+    os << std::string(static_cast<size_t>(indent), ' ');
+  }
+  os << ")";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& m) { return os << m.to_string(); }
+
+}  // namespace tandem::nn

@@ -1,0 +1,124 @@
+#pragma once
+// nn::Module (MindSpore's Cell): a node in a tree of layers that owns parameters
+// (trainable tensors), buffers (state such as BatchNorm running statistics) and
+// submodules, following the PyTorch C++ frontend's torch::nn::Module.
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tandem/core/tensor.h"
+
+namespace tandem::nn {
+
+/// Ordered (insertion order) list of named tensors, as state_dict() returns.
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module;
+using ModulePtr = std::shared_ptr<Module>;
+
+/// Handle of a forward hook; remove() is idempotent.
+class HookHandle {
+ public:
+  HookHandle() = default;
+  HookHandle(Module* m, int64_t id, bool pre) : module_(m), id_(id), pre_(pre) {}
+  void remove();
+
+ private:
+  Module* module_ = nullptr;
+  int64_t id_ = -1;
+  bool pre_ = false;
+};
+
+/// Base class of layers. Subclasses register their tensors and children in their
+/// constructor (register_parameter / register_buffer / register_module) and implement
+/// forward(). Not copyable: modules are shared through std::shared_ptr.
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  explicit Module(std::string name = "Module") : name_(std::move(name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  /// The computation: input [N, ...] -> output, per layer. Modules with other
+  /// signatures override forward_list instead.
+  virtual Tensor forward(const Tensor& input);
+  /// General form used by compiled modules and containers; default calls forward(inputs[0]).
+  virtual std::vector<Tensor> forward_list(const std::vector<Tensor>& inputs);
+  /// Runs forward pre-hooks, forward, then forward hooks (which may replace the output).
+  Tensor operator()(const Tensor& input);
+
+  const std::string& name() const { return name_; }
+
+  /// Registers a trainable tensor (requires_grad is set when `requires_grad`). ValueError
+  /// on a duplicate or dotted name.
+  Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  /// Registers a non-trainable state tensor saved in state_dict (running stats).
+  Tensor& register_buffer(const std::string& name, Tensor t);
+  /// Registers a child; its parameters appear as "<name>.<param>".
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
+    add_child(name, m);
+    return m;
+  }
+
+  /// Parameters of this module and (recurse) its descendants, in registration order.
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true) const;
+  std::vector<ModulePtr> children() const;
+  std::vector<std::pair<std::string, ModulePtr>> named_children() const;
+  /// This module and all descendants, depth first (this first).
+  std::vector<Module*> modules();
+
+  /// Sets training mode here and in all descendants (Dropout, BatchNorm behave differently).
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  /// Clears gradients of all parameters: undefined (set_to_none) or zero-filled.
+  void zero_grad(bool set_to_none = true);
+  /// Converts parameters and buffers to `dtype` in place (floating ones only, as PyTorch).
+  void to(DType dtype);
+
+  /// Parameters and buffers by dotted name (PyTorch's state_dict keys), detached.
+  NamedTensors state_dict() const;
+  /// Copies values from `state` into parameters and buffers. strict: raise ValueError
+  /// listing missing and unexpected keys; always raise ShapeError/TypeError naming the key
+  /// on a shape or dtype mismatch.
+  void load_state_dict(const NamedTensors& state, bool strict = true);
+
+  /// Hook run before forward with the input; may return a replacement (undefined keeps it).
+  HookHandle register_forward_pre_hook(std::function<Tensor(Module&, const Tensor&)> hook);
+  /// Hook run after forward with input and output; may return a replacement output.
+  HookHandle register_forward_hook(std::function<Tensor(Module&, const Tensor&, const Tensor&)> hook);
+  void remove_hook(int64_t id, bool pre);
+  /// Changes whenever hooks are added or removed anywhere in the tree (compiled modules
+  /// guard on it).
+  uint64_t hooks_version() const;
+
+  /// Pretty-printed tree (PyTorch repr style).
+  virtual std::string extra_repr() const { return ""; }
+  std::string to_string(int indent = 0) const;
+
+ protected:
+  void add_child(const std::string& name, ModulePtr m);
+  bool training_ = true;
+
+ private:
+  std::string name_;
+  std::vector<std::pair<std::string, Tensor>> params_;
+  std::vector<std::pair<std::string, Tensor>> buffers_;
+  std::vector<std::pair<std::string, ModulePtr>> children_;
+  std::vector<std::pair<int64_t, std::function<Tensor(Module&, const Tensor&)>>> pre_hooks_;
+  std::vector<std::pair<int64_t, std::function<Tensor(Module&, const Tensor&, const Tensor&)>>> hooks_;
+  uint64_t hooks_changes_ = 0;
+  void check_new_name(const std::string& name) const;
+};
+
+std::ostream& operator<<(std::ostream& os, const Module& m);
+
+}  // namespace tandem::nn
