@@ -204,7 +204,9 @@ TANDEM_REGISTER_OP(expand) {
     for (int64_t i = nd - 1; i >= 0; --i) {
       int64_t dim = td - (nd - i);
       int64_t size = dim >= 0 ? in.sizes[dim] : 1;
-      int64_t stride = dim >= 0 ? in.strides[dim] : (i + 1 < nd ? g.sizes[i + 1] * g.strides[i + 1] : 1);
+      // New leading dims get stride size*stride of the dim after them; expanding a 0-d
+      // tensor gives all-zero strides (PyTorch's geometry).
+      int64_t stride = dim >= 0 ? in.strides[dim] : (i + 1 < nd ? g.sizes[i + 1] * g.strides[i + 1] : 0);
       int64_t want = target[i];
       if (want == -1) {
         TANDEM_CHECK(dim >= 0, ShapeError, "expand", "-1 is not allowed in a leading, non-existing dimension ", i,
@@ -229,7 +231,8 @@ TANDEM_REGISTER_OP(expand) {
 TANDEM_REGISTER_OP(diagonal) {
   return view_op("diagonal", {{"offset", int64_t{0}}, {"dim1", int64_t{0}}, {"dim2", int64_t{1}}},
                  [](const MetaRef& in, const AttrReader& a) {
-                   TANDEM_CHECK(in.dim() >= 2, ShapeError, "diagonal", "expected a tensor with at least 2 dims, got sizes ", in.sizes);
+                   // A tensor with < 2 dims fails in wrap_dim (IndexError) or the identical-dims
+                   // check (ValueError), as in PyTorch.
                    int64_t off = a.i(0);
                    int64_t d1 = wrap_dim(a.i(1), in.dim(), "diagonal"), d2 = wrap_dim(a.i(2), in.dim(), "diagonal");
                    TANDEM_CHECK(d1 != d2, ValueError, "diagonal", "dimensions cannot be identical ", a.i(1), ", ", a.i(2));
@@ -408,6 +411,7 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, st
 Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {
   int64_t n = self.dim();
   int64_t s = wrap_dim(source, n, "movedim"), d = wrap_dim(destination, n, "movedim");
+  if (n == 0) return permute(self, {});  // 0-d: dims 0/-1 name the tensor itself
   DimVector order;
   for (int64_t i = 0; i < n; ++i)
     if (i != s) order.push_back(i);
