@@ -190,8 +190,14 @@ Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) {
   if (o.requires_grad_) t.requires_grad_(true);
   return t;
 }
-Tensor zeros(IntArrayRef sizes, TensorOptions o) { return full(sizes, 0, o.dtype(o.dtype_or(default_float_dtype()))); }
-Tensor ones(IntArrayRef sizes, TensorOptions o) { return full(sizes, 1, o.dtype(o.dtype_or(default_float_dtype()))); }
+Tensor zeros(IntArrayRef sizes, TensorOptions o) {
+  check_sizes_nonnegative(sizes, "zeros");  // name the function the user called, not full
+  return full(sizes, 0, o.dtype(o.dtype_or(default_float_dtype())));
+}
+Tensor ones(IntArrayRef sizes, TensorOptions o) {
+  check_sizes_nonnegative(sizes, "ones");
+  return full(sizes, 1, o.dtype(o.dtype_or(default_float_dtype())));
+}
 
 Tensor arange(const Scalar& end, TensorOptions o) { return arange(0, end, 1, o); }
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {

@@ -289,6 +289,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
 }
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   TANDEM_CHECK(self.dim() > 0, IndexError, "narrow", "cannot be applied to a 0-dim tensor");
+  dim = wrap_dim(dim, self.dim(), "narrow");  // errors name the op the user called
   int64_t size = self.size(dim);
   TANDEM_CHECK(start >= -size && start <= size, IndexError, "narrow", "start (", start, ") is out of bounds for dim of size ", size);
   if (start < 0) start += size;
@@ -333,6 +334,7 @@ Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   TANDEM_CHECK(self.dim() > 0, ValueError, "split", "expects at least a 1-dimensional tensor");
   TANDEM_CHECK(split_size >= 0, ValueError, "split", "split_size must be non-negative, got ", split_size);
+  dim = wrap_dim(dim, self.dim(), "split");
   int64_t size = self.size(dim);
   TANDEM_CHECK(split_size > 0 || size == 0, ValueError, "split", "split_size can only be 0 if dimension size is 0, but got dimension size of ", size);
   std::vector<Tensor> out;
@@ -346,6 +348,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int64_t dim) {
   TANDEM_CHECK(self.dim() > 0, ValueError, "split_with_sizes", "expects at least a 1-dimensional tensor");
+  dim = wrap_dim(dim, self.dim(), "split_with_sizes");
   int64_t total = 0;
   for (int64_t s : sizes) {
     TANDEM_CHECK(s >= 0, ValueError, "split_with_sizes", "split sizes must be non-negative, got ", sizes);
@@ -365,6 +368,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int6
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   TANDEM_CHECK(self.dim() > 0, ValueError, "chunk", "expects at least a 1-dimensional tensor");
   TANDEM_CHECK(chunks > 0, ValueError, "chunk", "number of chunks must be greater than 0, got ", chunks);
+  dim = wrap_dim(dim, self.dim(), "chunk");
   int64_t size = self.size(dim);
   int64_t split_size = (size + chunks - 1) / chunks;
   if (split_size == 0 && size == 0) {
