@@ -111,6 +111,19 @@ TEST(Errors, ItemOverflowIsTypeError) {
   EXPECT_EQ(scalar_tensor(true).item<int>(), 1);
 }
 
+TEST(Errors, FillValueOverflowIsTypeError) {
+  // As PyTorch's checked conversion: "value cannot be converted to type uint8_t without overflow".
+  EXPECT_TANDEM_ERROR(full({2}, 300, kUInt8), TypeError, "full", "300", "uint8", "overflow");
+  EXPECT_TANDEM_ERROR(zeros({2}, kInt8).fill_(1000), TypeError, "fill_", "1000", "int8");
+  EXPECT_TANDEM_ERROR(zeros({2}, kFloat16).fill_(1e5), TypeError, "fill_", "float16");
+  EXPECT_TANDEM_ERROR(zeros({2}, kInt32).fill_(NAN), TypeError, "fill_", "nan", "int32");
+  EXPECT_TANDEM_ERROR(full_like(arange(3), INFINITY), TypeError, "full", "inf", "int64");
+  EXPECT_NO_THROW(zeros({2}, kUInt8).fill_(-1)) << "a negative integer wraps into uint8, as in PyTorch";
+  EXPECT_EQ(full({1}, -1, kUInt8).item<int64_t>(), 255);
+  EXPECT_NO_THROW(zeros({2}, kFloat16).fill_(INFINITY));
+  EXPECT_NO_THROW(zeros({2}, kBool).fill_(7.5));
+}
+
 TEST(Errors, DataPtrWrongTypeIsTypeError) {
   Tensor f = zeros({2});
   EXPECT_TANDEM_ERROR(f.data_ptr<int64_t>(), TypeError, "data_ptr", "float32", "int64");
