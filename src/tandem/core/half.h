@@ -1,6 +1,7 @@
 #pragma once
 // IEEE 754 binary16 (float16) and bfloat16 storage types with exact conversions.
-// float -> half/bfloat16 rounds to nearest, ties to even; NaN stays NaN (quiet),
+// float -> half/bfloat16 rounds to nearest, ties to even; NaN stays NaN (half: the
+// canonical quiet NaN 0x7e00 with the sign, as PyTorch; bfloat16: quiet, sign and payload kept),
 // overflow goes to inf, values below the smallest subnormal round to signed zero.
 // Arithmetic is done in float32 (as PyTorch CPU does) and rounded back.
 #include <bit>
@@ -13,7 +14,7 @@ constexpr uint16_t float_to_half_bits(float f) {
   uint32_t x = std::bit_cast<uint32_t>(f);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((abs >> 13) & 0x3ffu));  // NaN, keep payload bits, quiet
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN: canonical quiet NaN, sign kept (as PyTorch)
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520 -> inf
   if (abs >= 0x38800000u) {  // normal half (>= 2^-14)
     uint32_t mant_round = abs + 0xfffu + ((abs >> 13) & 1u);  // round to nearest even at bit 13

@@ -34,9 +34,10 @@ DimVector contiguous_strides(IntArrayRef sizes) {
 }
 
 bool compute_is_contiguous(IntArrayRef sizes, IntArrayRef strides) {
+  for (int64_t s : sizes)
+    if (s == 0) return true;  // nothing to lay out, whatever the strides of the other dims
   int64_t expected = 1;
   for (size_t i = sizes.size(); i-- > 0;) {
-    if (sizes[i] == 0) return true;
     if (sizes[i] == 1) continue;
     if (strides[i] != expected) return false;
     expected *= sizes[i];

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "tandem/kernels/cpu/loops.h"
 #include "tandem/ops/op_utils.h"
@@ -17,6 +18,43 @@ void sizes_dtype_meta(MetaContext& ctx) {
   const auto& sizes = ctx.attrs.ints(0);
   check_sizes_nonnegative(sizes, ctx.op);
   ctx.outputs.push_back(TensorMeta{ctx.attrs.dtype(2), sizes, {}});
+}
+
+// PyTorch's checked scalar conversion for fill values (c10::checked_convert): a value
+// outside the target's range raises instead of wrapping or hitting undefined behaviour.
+// Bool targets take anything; inf and NaN fit floating targets only; a negative integer
+// fits uint8 when its magnitude does (it wraps: -1 -> 255, as in PyTorch).
+bool scalar_overflows(const Scalar& v, DType t) {
+  if (t == DType::Bool || v.is_bool()) return false;
+  double hi = 0;
+  switch (t) {
+    case DType::UInt8: hi = 255; break;
+    case DType::Int8: hi = 127; break;
+    case DType::Int16: hi = 32767; break;
+    case DType::Int32: hi = 2147483647.0; break;
+    case DType::Int64: hi = 9223372036854775808.0; break;  // 2^63, exclusive below
+    case DType::Float16: hi = 65504.0; break;
+    case DType::BFloat16: hi = static_cast<double>(static_cast<float>(BFloat16::from_bits(0x7f7f))); break;
+    case DType::Float32: hi = static_cast<double>(std::numeric_limits<float>::max()); break;
+    case DType::Float64: hi = std::numeric_limits<double>::max(); break;
+    case DType::Bool: break;
+  }
+  const double lo = t == DType::UInt8 ? 0.0 : t == DType::Int64 ? -hi : -hi - (is_integral(t) ? 1 : 0);
+  if (v.is_floating_point()) {
+    const double d = v.to_double();
+    if (!std::isfinite(d)) return !is_floating_point(t);
+    if (t == DType::Int64) return d < lo || d >= hi;
+    return d < lo || d > hi;
+  }
+  const int64_t i = v.to_int();
+  if (t == DType::Int64) return false;
+  if (t == DType::UInt8) return i > 255 || i < -255;
+  return static_cast<double>(i) < lo || static_cast<double>(i) > hi;
+}
+
+void check_fill_value(const char* op, const Scalar& v, DType t) {
+  TANDEM_CHECK(!scalar_overflows(v, t), TypeError, op, "value ", v, " cannot be converted to type ", dtype_name(t),
+               " without overflow");
 }
 }  // namespace
 
@@ -34,7 +72,10 @@ TANDEM_REGISTER_OP(full) {
   OpDef d;
   d.name = "full";
   d.attrs = {{"size", std::vector<int64_t>{}}, {"fill_value", Scalar(0)}, {"dtype", DType::Float32}};
-  d.meta = sizes_dtype_meta;
+  d.meta = [](MetaContext& c) {
+    sizes_dtype_meta(c);
+    check_fill_value("full", c.attrs.scalar(1), c.attrs.dtype(2));
+  };
   d.cpu_kernel = [](KernelContext& c) { kernels::fill_kernel(c.outputs[0], c.attrs.scalar(1)); };
   return d;
 }
@@ -43,23 +84,40 @@ TANDEM_REGISTER_OP(arange) {
   OpDef d;
   d.name = "arange";
   d.attrs = {{"start", Scalar(0)}, {"end", Scalar(0)}, {"step", Scalar(1)}, {"dtype", DType::Int64}};
+  // Integer dtypes follow PyTorch: start/end/step are truncated to integers first (so
+  // arange(0, 6, 1.5, int32) is [0, 1, 2, 3]) and a step that truncates to 0 is an error;
+  // the length comes from the truncated bounds and step for int64 and from the exact ones
+  // otherwise (arange(0, 6, 1.5, int64) has 6 elements, with int32 it has 4).
   d.meta = [](MetaContext& c) {
-    double start = c.attrs.scalar(0).to_double(), end = c.attrs.scalar(1).to_double(), step = c.attrs.scalar(2).to_double();
+    const Scalar &s0 = c.attrs.scalar(0), &s1 = c.attrs.scalar(1), &s2 = c.attrs.scalar(2);
+    const DType dt = c.attrs.dtype(3);
+    double start = s0.to_double(), end = s1.to_double(), step = s2.to_double();
+    TANDEM_CHECK(std::isfinite(start) && std::isfinite(end) && std::isfinite(step), ValueError, "arange",
+                 "unsupported range: ", start, " -> ", end, " with step ", step);
+    if (is_integral(dt, true)) {
+      TANDEM_CHECK(s2.to_int() != 0, ValueError, "arange", "step must be nonzero (got ", s2, ", which is 0 as ",
+                   dtype_name(dt), ")");
+      if (dt == DType::Int64) {
+        start = static_cast<double>(s0.to_int());
+        end = static_cast<double>(s1.to_int());
+        step = static_cast<double>(s2.to_int());
+      }
+    }
     TANDEM_CHECK(step != 0, ValueError, "arange", "step must be nonzero");
-    TANDEM_CHECK(std::isfinite(start) && std::isfinite(end), ValueError, "arange", "unsupported range: ", start, " -> ", end);
     TANDEM_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), ValueError, "arange",
                  "upper bound and larger bound inconsistent with step sign (start ", start, ", end ", end, ", step ", step, ")");
     int64_t n = static_cast<int64_t>(std::ceil((end - start) / step));
-    c.outputs.push_back(TensorMeta{c.attrs.dtype(3), {n}, {}});
+    c.outputs.push_back(TensorMeta{dt, {n}, {}});
   };
   d.cpu_kernel = [](KernelContext& c) {
     const Tensor& out = c.outputs[0];
-    double start = c.attrs.scalar(0).to_double(), step = c.attrs.scalar(2).to_double();
-    bool ints = c.attrs.scalar(0).is_integral() && c.attrs.scalar(2).is_integral();
+    const Scalar &s0 = c.attrs.scalar(0), &s2 = c.attrs.scalar(2);
+    double start = s0.to_double(), step = s2.to_double();
+    bool ints = (s0.is_integral() && s2.is_integral()) || is_integral(out.dtype(), true);
     TANDEM_DISPATCH_ALL_TYPES(out.dtype(), "arange", [&] {
       scalar_t* p = out.data_ptr<scalar_t>();
       for (int64_t i = 0; i < out.numel(); ++i) {
-        if (ints) p[i] = static_cast<scalar_t>(c.attrs.scalar(0).to_int() + i * c.attrs.scalar(2).to_int());
+        if (ints) p[i] = static_cast<scalar_t>(s0.to_int() + i * s2.to_int());
         else p[i] = static_cast<scalar_t>(start + static_cast<double>(i) * step);
       }
     });
@@ -85,7 +143,7 @@ TANDEM_REGISTER_OP(linspace) {
       // Symmetric evaluation (from both ends) as PyTorch does, so the last value is exact.
       int64_t half = n / 2;
       for (int64_t i = 0; i < n; ++i) {
-        double v = i < half ? a + step * static_cast<double>(i) : b - step * static_cast<double>(n - 1 - i);
+        double v = n == 1 ? a : i < half ? a + step * static_cast<double>(i) : b - step * static_cast<double>(n - 1 - i);
         p[i] = static_cast<scalar_t>(v);
       }
     });
@@ -169,7 +227,10 @@ TANDEM_REGISTER_OP(fill) {
   d.name = "fill";
   d.inputs = {{"self", false, false, false}};
   d.attrs = {{"value", Scalar(0)}};
-  d.meta = [](MetaContext& c) { c.outputs.push_back(TensorMeta{c.inputs[0].dtype, c.inputs[0].sizes.vec(), {}}); };
+  d.meta = [](MetaContext& c) {
+    check_fill_value("fill_", c.attrs.scalar(0), c.inputs[0].dtype);
+    c.outputs.push_back(TensorMeta{c.inputs[0].dtype, c.inputs[0].sizes.vec(), {}});
+  };
   d.cpu_kernel = [](KernelContext& c) { kernels::fill_kernel(c.outputs[0], c.attrs.scalar(0)); };
   d.backward = [](BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; };
   d.inplace_variant = true;
@@ -197,8 +258,14 @@ Tensor full(IntArrayRef sizes, const Scalar& value, TensorOptions o) {
   if (o.requires_grad_) t.requires_grad_(true);
   return t;
 }
-Tensor zeros(IntArrayRef sizes, TensorOptions o) { return full(sizes, 0, o.dtype(o.dtype_or(default_float_dtype()))); }
-Tensor ones(IntArrayRef sizes, TensorOptions o) { return full(sizes, 1, o.dtype(o.dtype_or(default_float_dtype()))); }
+Tensor zeros(IntArrayRef sizes, TensorOptions o) {
+  check_sizes_nonnegative(sizes, "zeros");  // name the function the user called, not full
+  return full(sizes, 0, o.dtype(o.dtype_or(default_float_dtype())));
+}
+Tensor ones(IntArrayRef sizes, TensorOptions o) {
+  check_sizes_nonnegative(sizes, "ones");
+  return full(sizes, 1, o.dtype(o.dtype_or(default_float_dtype())));
+}
 
 Tensor arange(const Scalar& end, TensorOptions o) { return arange(0, end, 1, o); }
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, TensorOptions o) {

@@ -254,7 +254,9 @@ TANDEM_REGISTER_OP(expand) {
     for (int64_t i = nd - 1; i >= 0; --i) {
       int64_t dim = td - (nd - i);
       int64_t size = dim >= 0 ? in.sizes[dim] : 1;
-      int64_t stride = dim >= 0 ? in.strides[dim] : (i + 1 < nd ? g.sizes[i + 1] * g.strides[i + 1] : 1);
+      // New leading dims get stride size*stride of the dim after them; expanding a 0-d
+      // tensor gives all-zero strides (PyTorch's geometry).
+      int64_t stride = dim >= 0 ? in.strides[dim] : (i + 1 < nd ? g.sizes[i + 1] * g.strides[i + 1] : 0);
       int64_t want = target[i];
       if (want == -1) {
         TANDEM_CHECK(dim >= 0, ShapeError, "expand", "-1 is not allowed in a leading, non-existing dimension ", i,
@@ -283,7 +285,8 @@ TANDEM_REGISTER_OP(expand) {
 TANDEM_REGISTER_OP(diagonal) {
   OpDef d = view_op("diagonal", {{"offset", int64_t{0}}, {"dim1", int64_t{0}}, {"dim2", int64_t{1}}},
                  [](const MetaRef& in, const AttrReader& a) {
-                   TANDEM_CHECK(in.dim() >= 2, ShapeError, "diagonal", "expected a tensor with at least 2 dims, got sizes ", in.sizes);
+                   // A tensor with < 2 dims fails in wrap_dim (IndexError) or the identical-dims
+                   // check (ValueError), as in PyTorch.
                    int64_t off = a.i(0);
                    int64_t d1 = wrap_dim(a.i(1), in.dim(), "diagonal"), d2 = wrap_dim(a.i(2), in.dim(), "diagonal");
                    TANDEM_CHECK(d1 != d2, ValueError, "diagonal", "dimensions cannot be identical ", a.i(1), ", ", a.i(2));
@@ -408,6 +411,7 @@ Tensor slice(const Tensor& self, int64_t dim, std::optional<int64_t> start, std:
 }
 Tensor narrow(const Tensor& self, int64_t dim, int64_t start, int64_t length) {
   TANDEM_CHECK(self.dim() > 0, IndexError, "narrow", "cannot be applied to a 0-dim tensor");
+  dim = wrap_dim(dim, self.dim(), "narrow");  // errors name the op the user called
   int64_t size = self.size(dim);
   TANDEM_CHECK(start >= -size && start <= size, IndexError, "narrow", "start (", start, ") is out of bounds for dim of size ", size);
   if (start < 0) start += size;
@@ -452,6 +456,7 @@ Tensor unflatten(const Tensor& self, int64_t dim, IntArrayRef sizes) {
 std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
   TANDEM_CHECK(self.dim() > 0, ValueError, "split", "expects at least a 1-dimensional tensor");
   TANDEM_CHECK(split_size >= 0, ValueError, "split", "split_size must be non-negative, got ", split_size);
+  dim = wrap_dim(dim, self.dim(), "split");
   int64_t size = self.size(dim);
   TANDEM_CHECK(split_size > 0 || size == 0, ValueError, "split", "split_size can only be 0 if dimension size is 0, but got dimension size of ", size);
   std::vector<Tensor> out;
@@ -465,6 +470,7 @@ std::vector<Tensor> split(const Tensor& self, int64_t split_size, int64_t dim) {
 
 std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int64_t dim) {
   TANDEM_CHECK(self.dim() > 0, ValueError, "split_with_sizes", "expects at least a 1-dimensional tensor");
+  dim = wrap_dim(dim, self.dim(), "split_with_sizes");
   int64_t total = 0;
   for (int64_t s : sizes) {
     TANDEM_CHECK(s >= 0, ValueError, "split_with_sizes", "split sizes must be non-negative, got ", sizes);
@@ -484,6 +490,7 @@ std::vector<Tensor> split_with_sizes(const Tensor& self, IntArrayRef sizes, int6
 std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim) {
   TANDEM_CHECK(self.dim() > 0, ValueError, "chunk", "expects at least a 1-dimensional tensor");
   TANDEM_CHECK(chunks > 0, ValueError, "chunk", "number of chunks must be greater than 0, got ", chunks);
+  dim = wrap_dim(dim, self.dim(), "chunk");
   int64_t size = self.size(dim);
   int64_t split_size = (size + chunks - 1) / chunks;
   if (split_size == 0 && size == 0) {
@@ -535,6 +542,7 @@ Tensor sum_to_size(const Tensor& self, IntArrayRef sizes) {
 Tensor movedim(const Tensor& self, int64_t source, int64_t destination) {
   int64_t n = self.dim();
   int64_t s = wrap_dim(source, n, "movedim"), d = wrap_dim(destination, n, "movedim");
+  if (n == 0) return permute(self, {});  // 0-d: dims 0/-1 name the tensor itself
   DimVector order;
   for (int64_t i = 0; i < n; ++i)
     if (i != s) order.push_back(i);

@@ -57,6 +57,17 @@ ElementwiseIter ElementwiseIter::make(ArrayRef<Tensor> operands, IntArrayRef sha
 }
 
 namespace {
+// One element conversion, C++ rules, except floating -> uint8, which goes through int64
+// as in PyTorch (so -1.5 -> 255 and -300.5 -> 212, not undefined behaviour).
+template <typename D, typename S>
+inline D convert_elem(S v) {
+  using M = opmath_t<S>;
+  if constexpr (std::is_same_v<D, uint8_t> && std::is_floating_point_v<M>)
+    return static_cast<uint8_t>(static_cast<int64_t>(static_cast<M>(v)));
+  else
+    return static_cast<D>(static_cast<M>(v));
+}
+
 template <typename D, typename S>
 void copy_typed(const ElementwiseIter& it) {
   for_each(it, [](char** p, const int64_t* st, int64_t n) {
@@ -66,13 +77,13 @@ void copy_typed(const ElementwiseIter& it) {
       if constexpr (std::is_same_v<D, S>) {
         std::memcpy(d, s, static_cast<size_t>(n) * sizeof(D));
       } else {
-        for (int64_t i = 0; i < n; ++i) d[i] = static_cast<D>(static_cast<opmath_t<S>>(s[i]));
+        for (int64_t i = 0; i < n; ++i) d[i] = convert_elem<D>(s[i]);
       }
     } else {
       for (int64_t i = 0; i < n; ++i) {
         S v;
         std::memcpy(&v, p[1] + i * st[1], sizeof(S));
-        D o = static_cast<D>(static_cast<opmath_t<S>>(v));
+        D o = convert_elem<D>(v);
         std::memcpy(p[0] + i * st[0], &o, sizeof(D));
       }
     }
