@@ -124,7 +124,8 @@ inline void store(char* p, V v) {
 }
 }  // namespace detail
 
-/// out[i] = f(a[i]) with out of type Out and a of type In; f takes and returns opmath values.
+/// out[i] = f(a[i]) with out of type Out and a of type In; f takes and returns opmath values
+/// and must not throw.
 template <typename Out, typename In, typename F>
 void unary_kernel(const Tensor& out, const Tensor& a, F f) {
   Tensor ops[2] = {out, a};
@@ -133,6 +134,7 @@ void unary_kernel(const Tensor& out, const Tensor& a, F f) {
     if (st[0] == sizeof(Out) && st[1] == sizeof(In)) {
       Out* o = reinterpret_cast<Out*>(p[0]);
       const In* x = reinterpret_cast<const In*>(p[1]);
+      TANDEM_SIMD_LOOP
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<opmath_t<In>>(x[i])));
     } else {
       for (int64_t i = 0; i < n; ++i)
