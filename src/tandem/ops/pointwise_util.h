@@ -54,8 +54,9 @@ M checked_scalar(const Scalar& s, const char* op, const char* what) {
     bool fits;
     if (s.is_floating_point()) {
       double v = s.to_double();
+      // max + 1 is a power of two, exact in double (max itself rounds up for int64).
       fits = v >= static_cast<double>(std::numeric_limits<T>::lowest()) &&
-             v <= static_cast<double>(std::numeric_limits<T>::max());
+             v < static_cast<double>(std::numeric_limits<T>::max()) + 1.0;
     } else {
       int64_t v = s.to_int();
       if constexpr (std::is_unsigned_v<T>) fits = v >= 0 && static_cast<uint64_t>(v) <= std::numeric_limits<T>::max();
