@@ -212,6 +212,16 @@ class Tensor {
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
 
   // ---- binary arithmetic (ops/binary.cpp) ----
+  /// Sums down to `sizes` (must broadcast to this shape), e.g. the gradient of expand.
+  Tensor sum_to_size(IntArrayRef sizes) const;
+
+  // ---- unary (ops/unary.cpp) ----
+  // (declarations for this family go here)
+
+  // ---- pointwise (ops/pointwise.cpp, ops/binary.cpp) ----
+  // Methods of the functions in ops/binary.h and ops/pointwise.h (see their docs); `x.f_(y)`
+  // writes f(x, y) into x (TypeError when the result dtype can't be cast to x's dtype,
+  // ShapeError when broadcasting would change x's shape) and returns x.
   Tensor add(const Tensor& other, const Scalar& alpha = 1) const;
   Tensor add(const Scalar& other, const Scalar& alpha = 1) const;
   Tensor& add_(const Tensor& other, const Scalar& alpha = 1);
@@ -224,14 +234,116 @@ class Tensor {
   Tensor mul(const Scalar& other) const;
   Tensor& mul_(const Tensor& other);
   Tensor& mul_(const Scalar& other);
-  /// Sums down to `sizes` (must broadcast to this shape), e.g. the gradient of expand.
-  Tensor sum_to_size(IntArrayRef sizes) const;
-
-  // ---- unary (ops/unary.cpp) ----
-  // (declarations for this family go here)
-
-  // ---- pointwise (ops/pointwise.cpp, ops/binary.cpp) ----
-  // (declarations for this family go here)
+  Tensor div(const Tensor& other, std::optional<std::string> rounding_mode = std::nullopt) const;
+  Tensor div(const Scalar& other, std::optional<std::string> rounding_mode = std::nullopt) const;
+  Tensor& div_(const Tensor& other, std::optional<std::string> rounding_mode = std::nullopt);
+  Tensor& div_(const Scalar& other, std::optional<std::string> rounding_mode = std::nullopt);
+  Tensor floor_divide(const Tensor& other) const;
+  Tensor floor_divide(const Scalar& other) const;
+  Tensor& floor_divide_(const Tensor& other);
+  Tensor& floor_divide_(const Scalar& other);
+  Tensor remainder(const Tensor& other) const;
+  Tensor remainder(const Scalar& other) const;
+  Tensor& remainder_(const Tensor& other);
+  Tensor& remainder_(const Scalar& other);
+  Tensor fmod(const Tensor& other) const;
+  Tensor fmod(const Scalar& other) const;
+  Tensor& fmod_(const Tensor& other);
+  Tensor& fmod_(const Scalar& other);
+  Tensor pow(const Tensor& exponent) const;
+  Tensor pow(const Scalar& exponent) const;
+  Tensor& pow_(const Tensor& exponent);
+  Tensor& pow_(const Scalar& exponent);
+  Tensor maximum(const Tensor& other) const;
+  Tensor minimum(const Tensor& other) const;
+  Tensor fmax(const Tensor& other) const;
+  Tensor fmin(const Tensor& other) const;
+  Tensor atan2(const Tensor& other) const;
+  Tensor& atan2_(const Tensor& other);
+  Tensor hypot(const Tensor& other) const;
+  Tensor& hypot_(const Tensor& other);
+  Tensor eq(const Tensor& other) const;
+  Tensor eq(const Scalar& other) const;
+  Tensor& eq_(const Tensor& other);
+  Tensor& eq_(const Scalar& other);
+  Tensor ne(const Tensor& other) const;
+  Tensor ne(const Scalar& other) const;
+  Tensor& ne_(const Tensor& other);
+  Tensor& ne_(const Scalar& other);
+  Tensor lt(const Tensor& other) const;
+  Tensor lt(const Scalar& other) const;
+  Tensor& lt_(const Tensor& other);
+  Tensor& lt_(const Scalar& other);
+  Tensor le(const Tensor& other) const;
+  Tensor le(const Scalar& other) const;
+  Tensor& le_(const Tensor& other);
+  Tensor& le_(const Scalar& other);
+  Tensor gt(const Tensor& other) const;
+  Tensor gt(const Scalar& other) const;
+  Tensor& gt_(const Tensor& other);
+  Tensor& gt_(const Scalar& other);
+  Tensor ge(const Tensor& other) const;
+  Tensor ge(const Scalar& other) const;
+  Tensor& ge_(const Tensor& other);
+  Tensor& ge_(const Scalar& other);
+  Tensor logical_and(const Tensor& other) const;
+  Tensor& logical_and_(const Tensor& other);
+  Tensor logical_or(const Tensor& other) const;
+  Tensor& logical_or_(const Tensor& other);
+  Tensor logical_xor(const Tensor& other) const;
+  Tensor& logical_xor_(const Tensor& other);
+  Tensor bitwise_and(const Tensor& other) const;
+  Tensor bitwise_and(const Scalar& other) const;
+  Tensor& bitwise_and_(const Tensor& other);
+  Tensor& bitwise_and_(const Scalar& other);
+  Tensor bitwise_or(const Tensor& other) const;
+  Tensor bitwise_or(const Scalar& other) const;
+  Tensor& bitwise_or_(const Tensor& other);
+  Tensor& bitwise_or_(const Scalar& other);
+  Tensor bitwise_xor(const Tensor& other) const;
+  Tensor bitwise_xor(const Scalar& other) const;
+  Tensor& bitwise_xor_(const Tensor& other);
+  Tensor& bitwise_xor_(const Scalar& other);
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_left_shift(const Scalar& other) const;
+  Tensor& bitwise_left_shift_(const Tensor& other);
+  Tensor& bitwise_left_shift_(const Scalar& other);
+  Tensor bitwise_right_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(const Scalar& other) const;
+  Tensor& bitwise_right_shift_(const Tensor& other);
+  Tensor& bitwise_right_shift_(const Scalar& other);
+  /// x.where(cond, other) == where(cond, x, other).
+  Tensor where(const Tensor& condition, const Tensor& other) const;
+  Tensor where(const Tensor& condition, const Scalar& other) const;
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
+  Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+  // Compound assignment: in place, like the `_` methods (`x /= y` is x.div_(y)).
+  Tensor& operator+=(const Tensor& other);
+  Tensor& operator+=(const Scalar& other);
+  Tensor& operator-=(const Tensor& other);
+  Tensor& operator-=(const Scalar& other);
+  Tensor& operator*=(const Tensor& other);
+  Tensor& operator*=(const Scalar& other);
+  Tensor& operator/=(const Tensor& other);
+  Tensor& operator/=(const Scalar& other);
+  Tensor& operator%=(const Tensor& other);
+  Tensor& operator%=(const Scalar& other);
+  Tensor& operator&=(const Tensor& other);
+  Tensor& operator&=(const Scalar& other);
+  Tensor& operator|=(const Tensor& other);
+  Tensor& operator|=(const Scalar& other);
+  Tensor& operator^=(const Tensor& other);
+  Tensor& operator^=(const Scalar& other);
+  Tensor& operator<<=(const Tensor& other);
+  Tensor& operator<<=(const Scalar& other);
+  Tensor& operator>>=(const Tensor& other);
+  Tensor& operator>>=(const Scalar& other);
 
   // ---- reductions (ops/reduce.cpp) ----
   // (declarations for this family go here)

@@ -144,27 +144,34 @@ Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
 Tensor operator*(const Tensor& a, const Scalar& b) { return mul(a, b); }
 Tensor operator*(const Scalar& a, const Tensor& b) { return mul(wrap_scalar(a), b); }
 
-Tensor Tensor::add(const Tensor& o, const Scalar& a) const { return tandem::add(*this, o, a); }
-Tensor Tensor::add(const Scalar& o, const Scalar& a) const { return tandem::add(*this, o, a); }
-Tensor& Tensor::add_(const Tensor& o, const Scalar& a) {
-  dispatch(*op_add().inplace, {*this, o}, {AttrValue(a)});
+// ---------------------------------------------------------------- Tensor methods
+Tensor Tensor::add(const Tensor& o, const Scalar& alpha) const { return tandem::add(*this, o, alpha); }
+Tensor Tensor::add(const Scalar& o, const Scalar& alpha) const { return tandem::add(*this, o, alpha); }
+Tensor& Tensor::add_(const Tensor& o, const Scalar& alpha) {
+  dispatch1(*op_add().inplace, {*this, o}, {AttrValue(alpha)});
   return *this;
 }
-Tensor& Tensor::add_(const Scalar& o, const Scalar& a) { return add_(wrap_scalar(o), a); }
-Tensor Tensor::sub(const Tensor& o, const Scalar& a) const { return tandem::sub(*this, o, a); }
-Tensor Tensor::sub(const Scalar& o, const Scalar& a) const { return tandem::sub(*this, o, a); }
-Tensor& Tensor::sub_(const Tensor& o, const Scalar& a) {
-  dispatch(*op_sub().inplace, {*this, o}, {AttrValue(a)});
+Tensor& Tensor::add_(const Scalar& o, const Scalar& alpha) { return add_(wrap_scalar(o), alpha); }
+Tensor Tensor::sub(const Tensor& o, const Scalar& alpha) const { return tandem::sub(*this, o, alpha); }
+Tensor Tensor::sub(const Scalar& o, const Scalar& alpha) const { return tandem::sub(*this, o, alpha); }
+Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
+  dispatch1(*op_sub().inplace, {*this, o}, {AttrValue(alpha)});
   return *this;
 }
-Tensor& Tensor::sub_(const Scalar& o, const Scalar& a) { return sub_(wrap_scalar(o), a); }
+Tensor& Tensor::sub_(const Scalar& o, const Scalar& alpha) { return sub_(wrap_scalar(o), alpha); }
 Tensor Tensor::mul(const Tensor& o) const { return tandem::mul(*this, o); }
 Tensor Tensor::mul(const Scalar& o) const { return tandem::mul(*this, o); }
 Tensor& Tensor::mul_(const Tensor& o) {
-  dispatch(*op_mul().inplace, {*this, o});
+  dispatch1(*op_mul().inplace, {*this, o});
   return *this;
 }
 Tensor& Tensor::mul_(const Scalar& o) { return mul_(wrap_scalar(o)); }
+Tensor& Tensor::operator+=(const Tensor& o) { return add_(o); }
+Tensor& Tensor::operator+=(const Scalar& o) { return add_(o); }
+Tensor& Tensor::operator-=(const Tensor& o) { return sub_(o); }
+Tensor& Tensor::operator-=(const Scalar& o) { return sub_(o); }
+Tensor& Tensor::operator*=(const Tensor& o) { return mul_(o); }
+Tensor& Tensor::operator*=(const Scalar& o) { return mul_(o); }
 Tensor Tensor::sum_to_size(IntArrayRef sizes) const { return tandem::sum_to_size(*this, sizes); }
 
 }  // namespace tandem

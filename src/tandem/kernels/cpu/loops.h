@@ -15,6 +15,17 @@
 namespace tandem::kernels {
 
 inline constexpr int kMaxOperands = 6;
+
+// Dense rows of the elementwise kernels are marked `omp simd`: GCC's -O2 cost model
+// ("very cheap") never vectorises a loop that needs an aliasing check or a remainder
+// loop, so without the hint plain float loops stay scalar. The hint asserts that
+// iteration i only touches element i (true for elementwise ops, in place included), so
+// loop bodies (the lambdas passed in) must not throw: check data before the loop.
+#if defined(_OPENMP)
+#define TANDEM_SIMD_LOOP _Pragma("omp simd")
+#else
+#define TANDEM_SIMD_LOOP
+#endif
 inline constexpr int kMaxDims = 16;
 
 /// Arithmetic type used to compute on T: float for float16/bfloat16 (PyTorch CPU's
@@ -113,7 +124,8 @@ inline void store(char* p, V v) {
 }
 }  // namespace detail
 
-/// out[i] = f(a[i]) with out of type Out and a of type In; f takes and returns opmath values.
+/// out[i] = f(a[i]) with out of type Out and a of type In; f takes and returns opmath values
+/// and must not throw.
 template <typename Out, typename In, typename F>
 void unary_kernel(const Tensor& out, const Tensor& a, F f) {
   Tensor ops[2] = {out, a};
@@ -122,6 +134,7 @@ void unary_kernel(const Tensor& out, const Tensor& a, F f) {
     if (st[0] == sizeof(Out) && st[1] == sizeof(In)) {
       Out* o = reinterpret_cast<Out*>(p[0]);
       const In* x = reinterpret_cast<const In*>(p[1]);
+      TANDEM_SIMD_LOOP
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<opmath_t<In>>(x[i])));
     } else {
       for (int64_t i = 0; i < n; ++i)
@@ -130,7 +143,7 @@ void unary_kernel(const Tensor& out, const Tensor& a, F f) {
   });
 }
 
-/// out[i] = f(a[i], b[i]) with broadcasting; a and b share type In.
+/// out[i] = f(a[i], b[i]) with broadcasting; a and b share type In. f must not throw.
 template <typename Out, typename In, typename F>
 void binary_kernel(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   Tensor ops[3] = {out, a, b};
@@ -141,12 +154,15 @@ void binary_kernel(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
     const In* x = reinterpret_cast<const In*>(p[1]);
     const In* y = reinterpret_cast<const In*>(p[2]);
     if (st[0] == sizeof(Out) && st[1] == sizeof(In) && st[2] == sizeof(In)) {
+      TANDEM_SIMD_LOOP
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<M>(x[i]), static_cast<M>(y[i])));
     } else if (st[0] == sizeof(Out) && st[1] == sizeof(In) && st[2] == 0) {
       const M yv = static_cast<M>(*y);
+      TANDEM_SIMD_LOOP
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(static_cast<M>(x[i]), yv));
     } else if (st[0] == sizeof(Out) && st[1] == 0 && st[2] == sizeof(In)) {
       const M xv = static_cast<M>(*x);
+      TANDEM_SIMD_LOOP
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<Out>(f(xv, static_cast<M>(y[i])));
     } else {
       for (int64_t i = 0; i < n; ++i)
@@ -155,12 +171,23 @@ void binary_kernel(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   });
 }
 
-/// out[i] = f(a[i], b[i], c[i]) with broadcasting; per-operand types A, B, C.
+/// out[i] = f(a[i], b[i], c[i]) with broadcasting; per-operand types A, B, C. f must not throw.
 template <typename Out, typename A, typename B, typename C, typename F>
 void ternary_kernel(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, F f) {
   Tensor ops[4] = {out, a, b, c};
   auto it = ElementwiseIter::make(ArrayRef<Tensor>(ops, 4));
   for_each(it, [&](char** p, const int64_t* st, int64_t n) {
+    if (st[0] == sizeof(Out) && st[1] == sizeof(A) && st[2] == sizeof(B) && st[3] == sizeof(C)) {
+      Out* o = reinterpret_cast<Out*>(p[0]);
+      const A* x = reinterpret_cast<const A*>(p[1]);
+      const B* y = reinterpret_cast<const B*>(p[2]);
+      const C* z = reinterpret_cast<const C*>(p[3]);
+      TANDEM_SIMD_LOOP
+      for (int64_t i = 0; i < n; ++i)
+        o[i] = static_cast<Out>(f(static_cast<opmath_t<A>>(x[i]), static_cast<opmath_t<B>>(y[i]),
+                                  static_cast<opmath_t<C>>(z[i])));
+      return;
+    }
     for (int64_t i = 0; i < n; ++i)
       detail::store<Out>(p[0] + i * st[0], f(detail::load<A>(p[1] + i * st[1]), detail::load<B>(p[2] + i * st[2]),
                                              detail::load<C>(p[3] + i * st[3])));
