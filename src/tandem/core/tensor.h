@@ -14,6 +14,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -29,6 +30,9 @@ namespace tandem {
 
 class Tensor;
 using TensorList = std::vector<Tensor>;
+namespace indexing {
+class TensorIndex;  // ops/index.h
+}
 
 /// Options for factory functions: dtype (default: float32 for floating factories),
 /// device, requires_grad. Implicitly constructible from a DType, like torch::TensorOptions.
