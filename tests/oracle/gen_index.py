@@ -112,6 +112,8 @@ w.add("gather/0d_index", "gather", [torch.tensor([5., 6.]), torch.tensor(1)], [a
       lambda s, i: torch.gather(s, 0, i))
 w.add("gather/empty_index", "gather", [x, torch.zeros(3, 0, dtype=torch.long)], [a(1), a(False)],
       lambda s, i: torch.gather(s, 1, i))
+w.add("gather/empty_index_bigger_dims", "gather", [x, torch.zeros(5, 0, dtype=torch.long)], [a(1), a(False)],
+      lambda s, i: torch.gather(s, 1, i))
 w.add("gather/err_oob", "gather", [torch.arange(5.), L([1, 7])], [a(0), a(False)], error="IndexError")
 w.add("gather/err_negative", "gather", [torch.arange(5.), L([-1])], [a(0), a(False)], error="IndexError")
 w.add("gather/err_index_dtype", "gather", [torch.arange(5.), torch.tensor([1], dtype=torch.int32)], [a(0), a(False)],
