@@ -119,7 +119,8 @@ TEST(Indexing, SeparatedAdvancedIndicesGoFirst) {
   Tensor x = x24();
   EXPECT_TENSOR(x.index({tensor({0, 1}), Slice(), tensor({1, 0})}), ({2, 3}), ({1, 5, 9, 12, 16, 20}));
   EXPECT_TENSOR(x.index({Slice(), tensor({0, 1}), None, tensor({1, 0})}), ({2, 2, 1}), ({1, 13, 4, 16}));
-  // An integer counts as an advanced index for the adjacency rule (PyTorch: x[0, :, [1, 2]]).
+  // Unlike NumPy, PyTorch applies an integer as a select first, so it never separates
+  // advanced indices: x[0, :, [1, 2]] is [3, 2] (NumPy: [2, 3]).
   EXPECT_TENSOR(x.index({0, Slice(), tensor({1, 2})}), ({3, 2}), ({1, 2, 5, 6, 9, 10}));
   EXPECT_TENSOR(x.index({tensor({0}), Slice(), 1}), ({1, 3}), ({1, 5, 9}));
   EXPECT_TENSOR(x.index({tensor({1, 0}), 2, tensor({3, 3})}), ({2}), ({23, 11}));

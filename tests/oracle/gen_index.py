@@ -95,6 +95,7 @@ w.add("hstack/2d", "hstack", [rnd((2, 1)), rnd((2, 2))], [], lambda *t: torch.hs
 w.add("vstack/1d", "vstack", [L([1, 2]), L([[2, 3]])], [], lambda *t: torch.vstack(t))
 w.add("vstack/0d", "vstack", [torch.tensor(1.), torch.tensor(2.)], [], lambda *t: torch.vstack(t))
 w.add("vstack/err_empty", "vstack", [], [], error="ValueError")
+w.add("hstack/err_empty", "hstack", [], [], error="ValueError")
 
 # ---------------------------------------------------------------------------- gather
 x = rnd((3, 4))
@@ -153,6 +154,10 @@ w.add("scatter/err_value_overflow", "scatter", [torch.zeros(3, dtype=torch.uint8
 w.add("scatter/err_no_src", "scatter", [rnd((3,)), L([0]), None], [a(0), None], error="ValueError")
 w.add("scatter/err_index_dtype", "scatter", [rnd((3,)), torch.tensor([0], dtype=torch.int32), rnd((1,))], [a(0), None],
       error="TypeError")
+w.add("scatter/err_src_ndim", "scatter", [rnd((2, 3)), L([[0]]), rnd((3,))], [a(1), None], error="ShapeError")
+w.add("scatter/err_index_exceeds_self", "scatter", [rnd((2, 3)), torch.zeros(3, 1, dtype=torch.long), rnd((3, 3))],
+      [a(1), None], error="ShapeError")
+w.add("scatter/err_dim", "scatter", [rnd((2, 3)), L([[0]]), rnd((1, 1))], [a(2), None], error="IndexError")
 
 for dt in ALL:
     w.add(f"scatter_add/{NAMES[dt]}", "scatter_add", [rnd((2, 3), dt), L([[0, 0, 2], [2, 1, 1]]), rnd((2, 3), dt)],
@@ -217,6 +222,7 @@ w.add("index_select/err_oob", "index_select", [rnd((5,)), L([7])], [a(0)], error
 w.add("index_select/err_negative", "index_select", [rnd((5,)), L([-1])], [a(0)], error="IndexError")
 w.add("index_select/err_2d_index", "index_select", [rnd((5,)), L([[1]])], [a(0)], error="IndexError")
 w.add("index_select/err_float_index", "index_select", [rnd((5,)), torch.tensor([1.])], [a(0)], error="TypeError")
+w.add("index_select/err_dim", "index_select", [rnd((5,)), L([1])], [a(1)], error="IndexError")
 
 for dt in ALL:
     w.add(f"index_add/dim0/{NAMES[dt]}", "index_add", [rnd((4, 2), dt), L([3, 0, 3]), rnd((3, 2), dt)],
@@ -242,6 +248,8 @@ w.add("index_add/err_slice_shape", "index_add", [rnd((3, 2)), L([0]), rnd((1, 3)
       error="ShapeError")
 w.add("index_add/err_2d_index", "index_add", [rnd((3, 2)), L([[0]]), rnd((1, 2))], [a(0), attr(1, "scalar")],
       error="IndexError")
+w.add("index_add/err_source_ndim", "index_add", [rnd((3, 2)), L([0, 1]), rnd((2,))], [a(0), attr(1, "scalar")],
+      error="ShapeError")
 
 # ---------------------------------------------------------------------------- advanced indexing (aten::index)
 x3 = rnd((3, 4, 5))
@@ -276,6 +284,10 @@ w.add("index/err_mask_too_many_dims", "index", [rnd((2, 3)), None, torch.ones(3,
       error="IndexError")
 w.add("_index/direct", "_index", [x3, None, L([1, 0])], [], lambda s, n, i: s[:, i])
 w.add("_index/err_mask", "_index", [x3, B([True, False, True])], [], error="IndexError")
+w.add("index/err_0d_mask", "index", [rnd((2, 3)), torch.tensor(True)], [], error="IndexError")
+w.add("index_put/err_too_many", "index_put", [rnd((3,)), rnd((1,)), L([0]), L([0])], [a(False)], error="IndexError")
+w.add("index_put/err_broadcast_indices", "index_put", [rnd((3, 3)), rnd((1,)), L([0, 1]), L([0, 1, 2])], [a(False)],
+      error="IndexError")
 
 # ---------------------------------------------------------------------------- index_put
 for dt in ALL:
@@ -371,6 +383,7 @@ w.add("masked_fill/err_value_1d", "masked_fill", [rnd((3,)), B([True, False, Tru
 w.add("masked_fill/err_float_mask", "masked_fill", [rnd((3,)), rnd((3,)), None], [attr(1, "scalar")], error="TypeError")
 w.add("masked_fill/err_broadcast", "masked_fill", [rnd((3,)), B([True, False]), None], [attr(1, "scalar")],
       error="ShapeError")
+w.add("masked_fill/err_no_value", "masked_fill", [rnd((3,)), B([True, False, True]), None], [None], error="ValueError")
 
 for dt in ALL:
     w.add(f"masked_select/{NAMES[dt]}", "masked_select", [rnd((2, 3), dt), mask23], [], lambda s, m: s.masked_select(m))
@@ -396,6 +409,8 @@ w.add("masked_scatter_/inplace_strided", "masked_scatter_", [(rnd((2, 3)), "stri
 w.add("masked_scatter/err_too_few", "masked_scatter", [rnd((3,)), B([True, False, True]), rnd((1,))], [],
       error="ShapeError")
 w.add("masked_scatter/err_dtype", "masked_scatter", [rnd((3,)), B([True, False, True]), L([1, 2])], [], error="TypeError")
+w.add("masked_scatter/err_mask_dtype", "masked_scatter", [rnd((3,)), L([1, 0, 1]), rnd((3,))], [], error="TypeError")
+w.add("masked_scatter/err_broadcast", "masked_scatter", [rnd((3,)), B([True, False]), rnd((3,))], [], error="ShapeError")
 
 for dt in ALL:
     w.add(f"nonzero/{NAMES[dt]}", "nonzero", [rnd((3, 4), dt) * (torch.rand(3, 4) > 0.5).to(dt)], [],
@@ -455,6 +470,15 @@ w.add("_repeat_interleave_indices/basic", "_repeat_interleave_indices", [L([2, 0
       lambda r: torch.repeat_interleave(r))
 w.add("_repeat_interleave_indices/int32", "_repeat_interleave_indices", [torch.tensor([1, 2], dtype=torch.int32)], [None],
       lambda r: torch.repeat_interleave(r))
+w.add("_repeat_interleave_indices/err_float", "_repeat_interleave_indices", [torch.tensor([1.])], [None],
+      error="TypeError")
+w.add("_repeat_interleave_indices/err_2d", "_repeat_interleave_indices", [L([[1]])], [None], error="ShapeError")
+w.add("_repeat_interleave_indices/err_output_size_negative", "_repeat_interleave_indices", [L([1])], [a(-1)],
+      error="ValueError")
+w.add("_repeat_interleave_indices/err_negative", "_repeat_interleave_indices", [L([1, -1])], [None], error="ValueError")
+w.add("repeat_interleave/err_no_repeats", "repeat_interleave", [rnd((2,)), None], [None, None, None], error="ValueError")
+w.add("repeat_interleave/err_output_size_int", "repeat_interleave", [rnd((2,)), None], [a(2), None, a(3)],
+      error="ValueError")
 
 # ---------------------------------------------------------------------------- flip, roll, tril, triu
 for dt in [torch.bool, torch.int16, torch.float16, torch.float64]:
@@ -609,6 +633,10 @@ w.add("searchsorted/err_sorter_oob", "searchsorted", [L([5, 1, 7, 3]), L([4]), L
       [a(False), a(False), None], error="IndexError")
 w.add("searchsorted/err_sorter_shape", "searchsorted", [L([5, 1, 7, 3]), L([4]), L([1, 3, 0])],
       [a(False), a(False), None], error="ShapeError")
+w.add("searchsorted/err_sorter_dtype", "searchsorted", [L([5, 1, 7, 3]), L([4]), torch.tensor([1, 3, 0, 2], dtype=torch.int32)],
+      [a(False), a(False), None], error="TypeError")
+w.add("searchsorted/err_scalar_nd", "searchsorted", [L([[1, 3], [5, 7]]), scalar(2), None], [a(False), a(False), None],
+      error="ShapeError")
 
 # ---------------------------------------------------------------------------- bincount
 w.add("bincount/basic", "bincount", [L([1, 3, 1]), None], [a(0)], lambda s, wt: torch.bincount(s))
