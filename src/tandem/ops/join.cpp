@@ -196,7 +196,7 @@ TANDEM_REGISTER_OP(_repeat_interleave_indices) {
     c.outputs.push_back(TensorMeta{r.dtype, {os.value_or(-1)}, {}});
   };
   d.cpu_kernel = [](KernelContext& c) {
-    Tensor r = c.inputs[0].contiguous();
+    Tensor r = c.inputs[0].is_contiguous() ? c.inputs[0] : kernels::contiguous_copy(c.inputs[0]);
     const int64_t n = r.numel();
     const bool is64 = r.dtype() == kInt64;
     std::vector<int64_t> reps(static_cast<size_t>(n));
