@@ -15,6 +15,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <type_traits>
 #include <vector>
 
@@ -35,6 +36,9 @@ namespace autograd {
 class Node;
 class RemovableHandle;
 }  // namespace autograd
+namespace indexing {
+class TensorIndex;  // ops/index.h
+}
 
 /// Options for factory functions: dtype (default: float32 for floating factories),
 /// device, requires_grad. Implicitly constructible from a DType, like torch::TensorOptions.
@@ -353,6 +357,66 @@ class Tensor {
 
   // ---- indexing, joining, sorting (ops/index.cpp) ----
   // (declarations for this family go here)
+  // Full docs (shapes, dtypes, errors) are on the functions in ops/index.h.
+  /// x[indices] (torch::indexing / at::indexing::get_item). Entries: integers, Slice,
+  /// None, Ellipsis, bools, int64 index tensors, bool/uint8 masks (include ops/index.h).
+  /// Integers, slices, None and Ellipsis only: a view of this tensor; with any tensor or
+  /// bool entry: a copy (advanced indexing; the broadcast index dims replace the indexed
+  /// dims when those are adjacent, else go first). IndexError for too many indices, more
+  /// than one Ellipsis, an integer out of range or on a 0-d tensor, bad mask shapes or
+  /// index dtypes (int64/bool/uint8 only, like PyTorch 1.13); ValueError for a slice step <= 0.
+  Tensor index(const std::vector<indexing::TensorIndex>& indices) const;
+  /// x[indices] = value in place (at::indexing::set_item): basic indices write through the
+  /// view with copy_ (broadcast, dtype conversion); tensor indices use index_put_, which
+  /// requires value to have this tensor's dtype (TypeError). Leading size-1 dims of value
+  /// are dropped first.
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Tensor& value);
+  /// Same with a scalar converted to this dtype (ValueError when it does not fit).
+  Tensor& index_put_(const std::vector<indexing::TensorIndex>& indices, const Scalar& value);
+  /// aten::index_put_ with one optional index tensor per leading dim (see tandem::index_put).
+  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate);
+  Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false) const;
+  Tensor gather(int64_t dim, const Tensor& index, bool sparse_grad = false) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true) const;
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                          bool include_self = true);
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1) const;
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, const Scalar& alpha = 1);
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
+  Tensor nonzero() const;
+  Tensor repeat(IntArrayRef repeats) const;
+  Tensor tile(IntArrayRef dims) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor repeat_interleave(const Tensor& repeats, std::optional<int64_t> dim = std::nullopt,
+                           std::optional<int64_t> output_size = std::nullopt) const;
+  Tensor flip(IntArrayRef dims) const;
+  Tensor roll(IntArrayRef shifts, IntArrayRef dims = {}) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
+  std::tuple<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  Tensor argsort(int64_t dim = -1, bool descending = false, bool stable = false) const;
+  std::tuple<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  std::tuple<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor, Tensor> unique(bool sorted = true, bool return_inverse = false, bool return_counts = false,
+                                            std::optional<int64_t> dim = std::nullopt) const;
+  Tensor bincount(const Tensor& weights = Tensor(), int64_t minlength = 0) const;
 
   // ---- nn (ops/nn.cpp) ----
   // (declarations for this family go here)

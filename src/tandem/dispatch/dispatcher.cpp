@@ -335,7 +335,14 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
   }
 
   SmallVec<TensorMeta, 2> out_metas;
-  if (!op.dynamic_shape) cached_meta(op, metas.ref(), attrs, common, out_metas);
+  if (!op.dynamic_shape) {
+    cached_meta(op, metas.ref(), attrs, common, out_metas);
+  } else {
+    // Dynamic-shape ops validate in meta too (their data-dependent sizes are -1 there);
+    // the kernel allocates and pushes the outputs.
+    run_meta(op, metas.ref(), attrs, common, out_metas);
+    out_metas.clear();
+  }
 
   if (op.is_inplace) {
     const Tensor& self = inputs[0];

@@ -119,7 +119,8 @@ struct OpDef {
   uint32_t save_outputs = 0;       ///< bit i: backward needs forward output i
   int num_outputs = 1;
   bool variadic = false;           ///< the last InputSpec takes any number of tensors (cat, stack)
-  bool dynamic_shape = false;      ///< output sizes depend on data (nonzero, unique)
+  bool dynamic_shape = false;      ///< output sizes depend on data (nonzero, unique): meta still
+                                   ///< validates and gives -1 for data-dependent sizes; the kernel pushes outputs
   bool random = false;             ///< draws from the generator (never CSE'd, never folded)
   bool inplace_variant = false;    ///< also register "<name>_" writing into input 0
   bool cacheable_meta = true;      ///< meta depends only on metas+attrs (memoisable)
