@@ -91,7 +91,7 @@ TANDEM_REGISTER_OP(square) {
 TANDEM_FLOAT_UNARY(exp, vexp(x), 0, 1)
 TANDEM_FLOAT_UNARY(exp2, std::exp2(x), 0, 1)
 TANDEM_FLOAT_UNARY(expm1, std::expm1(x), 0, 1)
-TANDEM_FLOAT_UNARY(log, std::log(x), 1, 0)
+TANDEM_FLOAT_UNARY(log, vlog(x), 1, 0)
 TANDEM_FLOAT_UNARY(log2, std::log2(x), 1, 0)
 TANDEM_FLOAT_UNARY(log10, std::log10(x), 1, 0)
 TANDEM_FLOAT_UNARY(log1p, std::log1p(x), 1, 0)
@@ -107,7 +107,7 @@ TANDEM_FLOAT_UNARY(atan, std::atan(x), 1, 0)
 TANDEM_FLOAT_UNARY(sinh, std::sinh(x), 1, 0)
 TANDEM_FLOAT_UNARY(cosh, std::cosh(x), 1, 0)
 TANDEM_FLOAT_UNARY(tanh, vtanh(x), 0, 1)
-TANDEM_FLOAT_UNARY(erf, std::erf(x), 1, 0)
+TANDEM_FLOAT_UNARY(erf, verf(x), 1, 0)
 TANDEM_FLOAT_UNARY(erfc, std::erfc(x), 1, 0)
 TANDEM_FLOAT_UNARY(sigmoid, vsigmoid(x), 0, 1)
 #undef TANDEM_FLOAT_UNARY
@@ -118,14 +118,14 @@ TANDEM_REGISTER_OP(logit) {
   d.cpu_kernel = [](KernelContext& c) {
     const std::optional<double> eps = c.attrs.opt_f(0);
     if (!eps || *eps < 0) {
-      floating_kernel(c, [](auto x) { return std::log(x / (decltype(x)(1) - x)); });
+      floating_kernel(c, [](auto x) { return vlog(x / (decltype(x)(1) - x)); });
       return;
     }
     floating_kernel_p(c, [&]<typename M>() {
       const M lo = static_cast<M>(*eps), hi = M(1) - lo;
       return [lo, hi](M x) {
         const M z = x < lo ? lo : (x > hi ? hi : x);
-        return std::log(z / (M(1) - z));
+        return vlog(z / (M(1) - z));
       };
     });
   };
@@ -145,9 +145,9 @@ TANDEM_REGISTER_OP(logit) {
     return d;                                                                            \
   }
 
-TANDEM_ROUNDING_UNARY(floor, std::floor(x))
-TANDEM_ROUNDING_UNARY(ceil, std::ceil(x))
-TANDEM_ROUNDING_UNARY(trunc, std::trunc(x))
+TANDEM_ROUNDING_UNARY(floor, vfloor(x))
+TANDEM_ROUNDING_UNARY(ceil, vceil(x))
+TANDEM_ROUNDING_UNARY(trunc, vtrunc(x))
 #undef TANDEM_ROUNDING_UNARY
 
 TANDEM_REGISTER_OP(round) {
@@ -181,7 +181,7 @@ TANDEM_REGISTER_OP(round) {
 TANDEM_REGISTER_OP(frac) {
   OpDef d = unary_def("frac", Promotion::Default);
   d.meta = floating_meta;
-  d.cpu_kernel = [](KernelContext& c) { floating_kernel(c, [](auto x) { return x - std::trunc(x); }); };
+  d.cpu_kernel = [](KernelContext& c) { floating_kernel(c, [](auto x) { return x - vtrunc(x); }); };
   return d;
 }
 

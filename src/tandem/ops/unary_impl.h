@@ -13,7 +13,11 @@
 
 namespace tandem::unary_detail {
 
+using kernels::verf;
+using kernels::verf_plus1;
 using kernels::vexp;
+using kernels::vlog;
+using kernels::vlog1p_nonneg;
 using kernels::vsigmoid;
 using kernels::vtanh;
 
@@ -106,6 +110,25 @@ template <typename T>
 inline bool is_nan(T x) {
   if constexpr (std::is_floating_point_v<T>) return x != x;
   else return false;
+}
+
+/// floor/ceil/trunc through nearbyint (one vector instruction; std::floor stays a libm
+/// call at -O2 because it may not raise FE_INEXACT). Exact for every float, NaN/inf/-0.0 kept.
+template <typename T>
+inline T vfloor(T x) {
+  const T r = std::nearbyint(x);
+  const T rm = r - T(1);
+  return r > x ? rm : r;
+}
+template <typename T>
+inline T vceil(T x) {
+  const T r = std::nearbyint(x);
+  const T rp = r + T(1);
+  return r < x ? rp : r;
+}
+template <typename T>
+inline T vtrunc(T x) {
+  return std::copysign(vfloor(std::abs(x)), x);
 }
 
 /// Largest finite value of T, as its opmath type.

@@ -59,7 +59,11 @@ namespace {
 void elu_kernel(KernelContext& c, double alpha, double scale, double input_scale) {
   floating_kernel_p(c, [&]<typename M>() {
     const M pos = static_cast<M>(scale), neg = static_cast<M>(alpha * scale), in = static_cast<M>(input_scale);
-    return [pos, neg, in](M x) { return x > M(0) ? x * pos : (vexp(x * in) - M(1)) * neg; };
+    return [pos, neg, in](M x) {
+      const M p = x * pos;
+      const M n = (vexp(x * in) - M(1)) * neg;  // exp - 1 as PyTorch (elu(-0.0) = +0.0)
+      return x > M(0) ? p : n;
+    };
   });
 }
 constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
@@ -94,16 +98,16 @@ TANDEM_REGISTER_OP(gelu) {
   };
   d.cpu_kernel = [](KernelContext& c) {
     if (c.attrs.str(0) == "tanh") {
+      // 0.5 x (1 + tanh(u)) = x sigmoid(2u): no cancellation for negative x.
       floating_kernel(c, [](auto x) {
         using M = decltype(x);
-        const M k = M(0.7978845608028654);  // sqrt(2 / pi)
-        const M inner = k * (x + M(0.044715) * x * x * x);
-        return M(0.5) * x * (M(1) + vtanh(inner));
+        const M u2 = M(2 * 0.7978845608028654) * (x + M(0.044715) * x * x * x);  // 2 sqrt(2/pi) (x + 0.044715 x^3)
+        return x / (M(1) + vexp(-u2));
       });
     } else {
       floating_kernel(c, [](auto x) {
         using M = decltype(x);
-        return x * M(0.5) * (M(1) + std::erf(x * M(0.7071067811865476)));  // erf(x / sqrt(2))
+        return x * M(0.5) * verf_plus1(x * M(0.7071067811865476));  // x Phi(x), Phi via erf(x / sqrt(2))
       });
     }
   };
@@ -125,7 +129,15 @@ TANDEM_REGISTER_OP(mish) {
   OpDef d = unary_def("mish", Promotion::Default);
   d.meta = floating_meta;
   d.cpu_kernel = [](KernelContext& c) {
-    floating_kernel(c, [](auto x) { return x * vtanh(std::log1p(vexp(x))); });
+    // tanh(log(1 + n)) = n (n + 2) / (n (n + 2) + 2) with n = e^x; x itself beyond 20,
+    // where that is 1 in float and n (n + 2) could overflow.
+    floating_kernel(c, [](auto x) {
+      using M = decltype(x);
+      const M n = vexp(x);
+      const M q = n * (n + M(2));
+      const M y = x * (q / (q + M(2)));
+      return x > M(20) ? x : y;
+    });
   };
   d.save_inputs = 1;
   return d;
@@ -139,7 +151,12 @@ TANDEM_REGISTER_OP(softplus) {
     const double beta = c.attrs.f(0), threshold = c.attrs.f(1);
     floating_kernel_p(c, [&]<typename M>() {
       const M b = static_cast<M>(beta), t = static_cast<M>(threshold);
-      return [b, t](M x) { return x * b > t ? x : std::log1p(vexp(x * b)) / b; };
+      return [b, t](M x) {
+        // log(1 + e^z) = max(z, 0) + log(1 + e^-|z|): no overflow, accurate for z << 0.
+        const M z = x * b;
+        const M y = ((z > M(0) ? z : M(0)) + vlog1p_nonneg(vexp(-std::abs(z)))) / b;
+        return z > t ? x : y;
+      };
     });
   };
   d.save_inputs = 1;
