@@ -132,7 +132,7 @@ for op, (fn, attrs, (lo, hi), kind, inplace) in SPEC.items():
     w.add(f"{op}/empty", op, [torch.empty(0, 3)], attrs, f)
     w.add(f"{op}/transposed_float64", op, [(rnd((3, 2), lo, hi, torch.float64), "transposed")], attrs, f)
     # Special values (NaN, inf, signed zero, saturation) in float32 and float64.
-    for dt in (torch.float32, torch.float64, torch.bfloat16):
+    for dt in FLOATS:
         w.add(f"{op}/specials_{DNAME[dt]}", op, [torch.tensor(SPECIALS, dtype=dt)], attrs, f)
     # Integer and bool inputs.
     ints = torch.tensor([0, 1, 2, 3, -1, -4])

@@ -117,6 +117,7 @@ Tensor& selu_(Tensor& self);
 /// x * Phi(x) (torch.nn.functional.gelu); approximate is "none" (erf form) or "tanh".
 /// ValueError for any other string.
 Tensor gelu(const Tensor& self, const std::string& approximate = "none");
+Tensor& gelu_(Tensor& self, const std::string& approximate = "none");
 /// x * sigmoid(x) (torch.nn.functional.silu).
 Tensor silu(const Tensor& self);
 Tensor& silu_(Tensor& self);

@@ -341,6 +341,10 @@ Tensor& elu_(Tensor& self, const Scalar& alpha, const Scalar& scale, const Scala
 Tensor gelu(const Tensor& self, const std::string& approximate) {
   return dispatch1(op_gelu(), {self}, {AttrValue(approximate)});
 }
+Tensor& gelu_(Tensor& self, const std::string& approximate) {
+  dispatch(*op_gelu().inplace, {self}, {AttrValue(approximate)});
+  return self;
+}
 Tensor softplus(const Tensor& self, const Scalar& beta, const Scalar& threshold) {
   return dispatch1(op_softplus(), {self}, {AttrValue(beta), AttrValue(threshold)});
 }
