@@ -221,6 +221,75 @@ class Tensor {
 
   // ---- unary (ops/unary.cpp) ----
   // (declarations for this family go here)
+  // Elementwise math; see ops/unary.h for dtypes and errors. "_" forms work in place.
+  Tensor neg() const;
+  Tensor& neg_();
+  Tensor abs() const;
+  Tensor& abs_();
+  Tensor sign() const;
+  Tensor& sign_();
+  Tensor square() const;
+  Tensor& square_();
+  Tensor exp() const;
+  Tensor& exp_();
+  Tensor exp2() const;
+  Tensor expm1() const;
+  Tensor log() const;
+  Tensor& log_();
+  Tensor log2() const;
+  Tensor log10() const;
+  Tensor log1p() const;
+  Tensor sqrt() const;
+  Tensor& sqrt_();
+  Tensor rsqrt() const;
+  Tensor reciprocal() const;
+  Tensor& reciprocal_();
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor tan() const;
+  Tensor asin() const;
+  Tensor acos() const;
+  Tensor atan() const;
+  Tensor sinh() const;
+  Tensor cosh() const;
+  Tensor tanh() const;
+  Tensor& tanh_();
+  Tensor erf() const;
+  Tensor erfc() const;
+  Tensor sigmoid() const;
+  Tensor& sigmoid_();
+  Tensor logit(std::optional<double> eps = std::nullopt) const;
+  Tensor relu() const;
+  Tensor& relu_();
+  Tensor floor() const;
+  Tensor& floor_();
+  Tensor ceil() const;
+  Tensor& ceil_();
+  Tensor round(int64_t decimals = 0) const;
+  Tensor& round_(int64_t decimals = 0);
+  Tensor trunc() const;
+  Tensor& trunc_();
+  Tensor frac() const;
+  /// clamp with scalar bounds (either may be nullopt, not both) or tensor bounds
+  /// (undefined = no bound); see tandem::clamp.
+  Tensor clamp(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clamp(const Tensor& min, const Tensor& max) const;
+  Tensor& clamp_(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt);
+  Tensor& clamp_(const Tensor& min, const Tensor& max);
+  Tensor clip(const std::optional<Scalar>& min, const std::optional<Scalar>& max = std::nullopt) const;
+  Tensor clamp_min(const Scalar& min) const;
+  Tensor clamp_max(const Scalar& max) const;
+  Tensor nan_to_num(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+  Tensor& nan_to_num_(std::optional<double> nan = std::nullopt, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
+  Tensor logical_not() const;
+  Tensor& logical_not_();
+  Tensor bitwise_not() const;
+  Tensor& bitwise_not_();
 
   // ---- pointwise (ops/pointwise.cpp, ops/binary.cpp) ----
   // Methods of the functions in ops/binary.h and ops/pointwise.h (see their docs); `x.f_(y)`
