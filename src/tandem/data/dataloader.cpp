@@ -1,0 +1,218 @@
+// DataLoader: epoch orders, synchronous and prefetching iteration (see dataloader.h).
+#include "tandem/data/dataloader.h"
+
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "tandem/core/generator.h"
+#include "tandem/core/grad_mode.h"
+
+namespace tandem::data {
+
+namespace {
+// Words of the Philox stream reserved for each epoch's permutation.
+constexpr int kEpochOffsetShift = 40;
+// Batches the prefetch thread may have ready ahead of the consumer.
+constexpr size_t kQueueCapacity = 2;
+
+// Uniform integer in [0, bound] from 64-bit draws, without modulo bias.
+uint64_t uniform_upto(Generator& g, uint64_t bound) {
+  const uint64_t range = bound + 1;
+  if (range == 0) return g.next_u64();  // bound == 2^64 - 1
+  const uint64_t limit = (0 - range) % range;  // 2^64 mod range: reject the first `limit` values
+  uint64_t r;
+  do r = g.next_u64();
+  while (r < limit);
+  return r % range;
+}
+}  // namespace
+
+std::vector<int64_t> shuffled_indices(int64_t n, uint64_t seed, int64_t epoch) {
+  TANDEM_CHECK(n >= 0, ValueError, "shuffled_indices", "got n = ", n, ", expected n >= 0");
+  TANDEM_CHECK(epoch >= 0 && epoch < (int64_t{1} << (64 - kEpochOffsetShift)), ValueError, "shuffled_indices",
+               "got epoch ", epoch, ", expected 0 <= epoch < 2^", 64 - kEpochOffsetShift);
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  Generator g(seed);
+  g.set_offset(static_cast<uint64_t>(epoch) << kEpochOffsetShift);
+  for (int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(uniform_upto(g, static_cast<uint64_t>(i)));
+    std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(j)]);
+  }
+  return order;
+}
+
+namespace detail {
+
+// One iteration over an epoch. Owned by the iterators; the dataset is shared, so a run
+// outlives its loader safely.
+struct EpochRun {
+  std::shared_ptr<const Dataset> dataset;
+  std::vector<int64_t> order;
+  int64_t batch_size = 1;
+  int64_t num_batches = 0;
+  int64_t consumed = 0;  // batches handed to the consumer so far
+  Batch current;
+  bool done = false;
+
+  // Prefetch state (used when `prefetch`).
+  bool prefetch = false;
+  struct Item {
+    Batch batch;
+    std::exception_ptr error;
+  };
+  std::thread worker;
+  std::mutex mu;
+  std::condition_variable cv;  // signals both directions: item ready / space or stop
+  std::deque<Item> queue;
+  bool stop = false;
+
+  ~EpochRun() { shutdown(); }
+
+  Batch make_batch(int64_t b) const {
+    const size_t lo = static_cast<size_t>(b * batch_size);
+    const size_t hi = std::min(order.size(), lo + static_cast<size_t>(batch_size));
+    return dataset->get_batch(std::vector<int64_t>(order.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                   order.begin() + static_cast<std::ptrdiff_t>(hi)));
+  }
+
+  void start() {
+    if (prefetch && num_batches > 0) worker = std::thread([this] { produce(); });
+  }
+
+  void produce() {
+    AutoGradMode no_grad(false);  // batches never need autograd history
+    for (int64_t b = 0; b < num_batches; ++b) {
+      Item item;
+      try {
+        item.batch = make_batch(b);
+      } catch (...) {
+        item.error = std::current_exception();
+      }
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return stop || queue.size() < kQueueCapacity; });
+      if (stop) return;
+      const bool failed = static_cast<bool>(item.error);
+      queue.push_back(std::move(item));
+      cv.notify_all();
+      if (failed) return;
+    }
+  }
+
+  void shutdown() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stop = true;
+    }
+    cv.notify_all();
+    if (worker.joinable()) worker.join();
+  }
+
+  // Moves to the next batch, or to the end. Rethrows a failure of that batch.
+  void advance() {
+    if (done) return;
+    if (consumed == num_batches) {
+      finish();
+      return;
+    }
+    if (!prefetch) {
+      try {
+        current = make_batch(consumed);
+      } catch (...) {
+        finish();
+        throw;
+      }
+      ++consumed;
+      return;
+    }
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait(lock, [&] { return !queue.empty(); });
+      item = std::move(queue.front());
+      queue.pop_front();
+    }
+    cv.notify_all();
+    if (item.error) {
+      finish();
+      std::rethrow_exception(item.error);
+    }
+    current = std::move(item.batch);
+    ++consumed;
+  }
+
+  void finish() {
+    done = true;
+    current = Batch();
+    shutdown();
+  }
+};
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ Iterator
+
+Batch& DataLoader::Iterator::operator*() const {
+  TANDEM_CHECK(!at_end(), RuntimeError, "DataLoader", "dereferenced an iterator at the end of the epoch");
+  return run_->current;
+}
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  TANDEM_CHECK(!at_end(), RuntimeError, "DataLoader", "advanced an iterator past the end of the epoch");
+  run_->advance();
+  return *this;
+}
+
+bool DataLoader::Iterator::at_end() const { return !run_ || run_->done; }
+
+bool DataLoader::Iterator::operator==(const Iterator& other) const {
+  if (at_end() || other.at_end()) return at_end() && other.at_end();
+  return run_ == other.run_;
+}
+
+// ------------------------------------------------------------------ DataLoader
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
+    : dataset_(std::move(dataset)), options_(options) {
+  TANDEM_CHECK(dataset_ != nullptr, ValueError, "DataLoader", "dataset is null");
+  TANDEM_CHECK(options_.batch_size >= 1, ValueError, "DataLoader", "got batch_size ", options_.batch_size,
+               ", expected a positive integer");
+}
+
+int64_t DataLoader::size() const {
+  const int64_t n = dataset_->size(), b = options_.batch_size;
+  return options_.drop_last ? n / b : (n + b - 1) / b;
+}
+
+void DataLoader::set_epoch(int64_t epoch) {
+  TANDEM_CHECK(epoch >= 0, ValueError, "DataLoader::set_epoch", "got epoch ", epoch, ", expected epoch >= 0");
+  epoch_ = epoch;
+}
+
+std::vector<int64_t> DataLoader::order(int64_t epoch) const {
+  const int64_t n = dataset_->size();
+  if (options_.shuffle) return shuffled_indices(n, options_.seed, epoch);
+  TANDEM_CHECK(epoch >= 0, ValueError, "DataLoader::order", "got epoch ", epoch, ", expected epoch >= 0");
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  return order;
+}
+
+DataLoader::Iterator DataLoader::begin() {
+  auto run = std::make_shared<detail::EpochRun>();
+  run->dataset = dataset_;
+  run->order = order(epoch_);
+  run->batch_size = options_.batch_size;
+  run->num_batches = size();
+  run->prefetch = options_.prefetch;
+  ++epoch_;
+  run->start();
+  run->advance();  // load the first batch (or reach the end of an empty epoch)
+  return Iterator(std::move(run));
+}
+
+}  // namespace tandem::data
