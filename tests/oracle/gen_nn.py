@@ -460,6 +460,48 @@ for align in (False, True):
           [attr([5, 7]), attr([1, 2, 3, 4]), attr(align), None, None],
           lambda g: interp_grad(u4, g, size=(5, 7), mode="bilinear", align_corners=align))
 
+# ---------------------------------------------------------------- more dtypes, NaN, empty, backward-op errors
+w.add("mse_loss/float32_float64", "mse_loss", [rn(3), rn(3, dtype=torch.float64)], [attr("mean")],
+      lambda x, y: F.mse_loss(x, y))
+w.add("mse_loss/float32_int64", "mse_loss", [rn(3), torch.arange(3)], [attr("sum")],
+      lambda x, y: F.mse_loss(x, y, reduction="sum"))
+w.add("mse_loss/zero_d", "mse_loss", [torch.tensor(1.5), torch.tensor(-0.5)], [attr("mean")],
+      lambda x, y: F.mse_loss(x, y))
+w.add("mse_loss/bfloat16", "mse_loss", [rn(6).bfloat16(), rn(6).bfloat16()], [attr("none")],
+      lambda x, y: F.mse_loss(x.float(), y.float(), reduction="none").bfloat16())
+w.add("l1_loss/nan_inf", "l1_loss", [torch.tensor([float("nan"), 1.0, float("inf")]), torch.tensor([0.0, float("inf"), 1.0])],
+      [attr("none")], lambda x, y: F.l1_loss(x, y, reduction="none"))
+w.add("huber_loss/mean_empty", "huber_loss", [rn(0), rn(0)], [attr("mean"), attr(1.0)],
+      lambda x, y: F.huber_loss(x, y))
+w.add("cross_entropy/nan_logit", "cross_entropy", [torch.tensor([[float("nan"), 0.0], [1.0, 2.0]]), torch.tensor([1, 0]),
+                                                   None], ce_attrs("none"), lambda a, b, c: F.cross_entropy(a, b, reduction="none"))
+w.add("cross_entropy/float64_weight_mixed", "cross_entropy", [logits.double(), tgt, cw.double()], ce_attrs("sum", -100, 0.05),
+      lambda a, b, c: F.cross_entropy(a, b, weight=c, reduction="sum", label_smoothing=0.05))
+w.add("layer_norm/empty_batch", "layer_norm", [rn(0, 4), None, None], [attr([4]), attr(1e-5)],
+      lambda x, p, q: F.layer_norm(x, [4]))
+w.add("group_norm/bfloat16", "group_norm", [rn(2, 4, 3).bfloat16(), None, None], [attr(2), attr(1e-5)],
+      lambda x, p, q: F.group_norm(x.float(), 2).bfloat16())
+w.add("softmax/dim_size_one", "softmax", [rn(3, 1)], [attr(1), None], lambda a: torch.softmax(a, 1))
+w.add("log_softmax/empty_reduced_dim", "log_softmax", [rn(2, 0)], [attr(1), None], lambda a: torch.log_softmax(a, 1))
+w.add("nll_loss_backward/grad_shape", "nll_loss_backward", [rn(5), logp, tgt, None, torch.tensor(4.0)], nll_attrs("mean"),
+      error="ShapeError")
+w.add("mse_loss_backward/grad_shape", "mse_loss_backward", [rn(2), a, b], [attr("none")], error="ShapeError")
+w.add("native_batch_norm_backward/shape", "native_batch_norm_backward", [rn(4, 3), rn(4, 2), None, rn(2), rn(2)],
+      [attr(True)], error="ShapeError")
+w.add("native_layer_norm_backward/shape", "native_layer_norm_backward", [rn(2, 4), rn(2, 4), rn(2, 1), rn(2, 1), None],
+      [attr([3])], error="ShapeError")
+w.add("native_group_norm_backward/groups", "native_group_norm_backward", [rn(2, 4, 3), rn(2, 4, 3), rn(2, 3), rn(2, 3),
+                                                                          None], [attr(3)], error="ValueError")
+w.add("embedding_dense_backward/shape", "embedding_dense_backward", [rn(2, 3), idx], [attr(5), None, attr(False)],
+      error="ShapeError")
+w.add("upsample_bilinear2d_backward/shape", "upsample_bilinear2d_backward", [rn(1, 2, 5, 6)],
+      [attr([5, 7]), attr([1, 2, 3, 4]), attr(False), None, None], error="ShapeError")
+w.add("upsample_nearest1d_backward/int_grad", "upsample_nearest1d_backward", [torch.arange(8).view(1, 1, 8)],
+      [attr([8]), attr([1, 1, 4]), None], error="TypeError")
+w.add("_softmax_backward_data/int_output", "_softmax_backward_data", [rn(3), torch.arange(3)],
+      [attr(0), attr(torch.float32)], error="TypeError")
+w.add("_one_hot/negative_classes", "_one_hot", [oh], [attr(-2)], error="ValueError")
+
 w.write(OUT)
 
 # ---------------------------------------------------------------- gradient values (nn_grad.json)
