@@ -231,6 +231,15 @@ TEST(NNCompile, BatchNormTrainingUpdatesLiftedRunningStats) {
   EXPECT_EQ(cf->compiled_calls(), 2);
   EXPECT_TRUE(close(rm, rm_e, 0, 0));
   EXPECT_TRUE(close(rv, rv_e, 0, 0));
+  // An update whose output is unused is not dropped by dead-code elimination.
+  Tensor rm2 = zeros({3}), rv2 = ones({3});
+  auto only_stats = compile([&](const std::vector<Tensor>& in) {
+    batch_norm(in[0], rm2, rv2, Tensor(), Tensor(), true, 0.1);
+    return std::vector<Tensor>{in[0] * 2.0};
+  });
+  for (int i = 0; i < 3; ++i) (*only_stats)({x});
+  EXPECT_EQ(only_stats->compiled_calls(), 2);
+  EXPECT_TRUE(close(rm2, rm_e, 0, 0));
 }
 
 TEST(NNCompile, OneHotInferringClassesIsAGraphBreak) {

@@ -357,6 +357,10 @@ TANDEM_REGISTER_OP(native_batch_norm) {
   d.meta = batch_norm_meta;
   d.cpu_kernel = batch_norm_kernel;
   d.backward = batch_norm_rule;
+  // Not random, but it has a side effect (the in-place running-stat update), and `random`
+  // is the flag the graph passes honour for "never drop, merge or fold this node". The IR
+  // has no notion yet of an op writing into inputs other than an in-place op's self.
+  d.random = true;
   return d;
 }
 
