@@ -489,6 +489,9 @@ class Tensor {
 
   // ---- nn (ops/nn.cpp) ----
   // (declarations for this family go here)
+  /// softmax / log_softmax along dim (see tandem::softmax in ops/nn.h).
+  Tensor softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor log_softmax(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
 
   // ---- random (ops/random.cpp) ----
   // (declarations for this family go here)

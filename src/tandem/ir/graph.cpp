@@ -14,6 +14,8 @@ MetaRef meta_ref(const Value& v) {
   r.dtype = v.meta.dtype;
   r.sizes = v.meta.sizes;
   r.strides = v.meta.strides;
+  // A C++ number captured as a constant keeps its lower rank in type promotion.
+  r.is_wrapped_number = v.kind == ValueKind::Constant && v.constant.defined() && v.constant.impl()->is_wrapped_number();
   return r;
 }
 }  // namespace

@@ -1,0 +1,152 @@
+// Softmax / log_softmax kernels and the shared helpers of kernels/cpu/nn.h.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "tandem/core/parallel.h"
+#include "tandem/kernels/cpu/loops.h"
+#include "tandem/kernels/cpu/nn.h"
+
+namespace tandem::kernels {
+
+// ---------------------------------------------------------------- helpers
+Tensor contiguous_as(const Tensor& t, DType dtype) {
+  if (t.is_contiguous() && t.dtype() == dtype) return t;
+  Tensor c = empty_tensor(t.sizes(), dtype);
+  copy_kernel(c, t);
+  return c;
+}
+
+Tensor broadcast_double(const Tensor& t, IntArrayRef shape, double fill_if_undefined) {
+  Tensor c = empty_tensor(shape, DType::Float64);
+  if (t.defined()) copy_kernel(c, t);
+  else fill_kernel(c, fill_if_undefined);
+  return c;
+}
+
+std::vector<double> to_double_vector(const Tensor& t) {
+  Tensor c = contiguous_as(t, DType::Float64);
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+void write_doubles(const Tensor& dst, const std::vector<double>& v) {
+  Tensor src = empty_tensor(dst.sizes(), DType::Float64);
+  std::copy(v.begin(), v.end(), src.data_ptr<double>());
+  copy_kernel(dst, src);
+}
+
+// ---------------------------------------------------------------- softmax
+namespace {
+
+// Geometry of a softmax along `dim` of a contiguous tensor: [outer, D, inner].
+struct Lines {
+  int64_t outer = 1, D = 1, inner = 1;
+};
+Lines lines_of(const Tensor& t, int64_t dim) {
+  Lines l;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (d < dim) l.outer *= t.size(d);
+    else if (d == dim) l.D = t.size(d);
+    else l.inner *= t.size(d);
+  }
+  return l;
+}
+
+// Runs body(o, i0, i1) over every outer index and block [i0, i1) of inner positions, in
+// parallel. Blocks keep the inner loop contiguous when softmax is not along the last dim.
+template <typename Body>
+void for_line_blocks(const Lines& l, Body body) {
+  constexpr int64_t kBlock = 64;
+  const int64_t nblk = (l.inner + kBlock - 1) / kBlock;
+  const int64_t tasks = l.outer * nblk;
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(1, l.D * std::min(l.inner, kBlock)));
+  parallel_for(0, tasks, grain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < e; ++k) {
+      int64_t o = k / nblk, blk = k % nblk;
+      body(o, blk * kBlock, std::min(l.inner, (blk + 1) * kBlock));
+    }
+  });
+}
+
+template <typename T>
+void softmax_typed(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
+  using M = opmath_t<T>;
+  const Lines l = lines_of(in, dim);
+  const T* x = in.data_ptr<T>();
+  T* y = out.data_ptr<T>();
+  for_line_blocks(l, [&](int64_t o, int64_t i0, int64_t i1) {
+    const int64_t n = i1 - i0;
+    M mx[64], sum[64];
+    for (int64_t i = 0; i < n; ++i) {
+      mx[i] = -std::numeric_limits<M>::infinity();
+      sum[i] = 0;
+    }
+    const T* xb = x + o * l.D * l.inner + i0;
+    T* yb = y + o * l.D * l.inner + i0;
+    bool nan[64] = {};
+    for (int64_t d = 0; d < l.D; ++d)
+      for (int64_t i = 0; i < n; ++i) {
+        M v = static_cast<M>(xb[d * l.inner + i]);
+        if (std::isnan(v)) nan[i] = true;
+        mx[i] = std::max(mx[i], v);
+      }
+    for (int64_t i = 0; i < n; ++i)
+      if (nan[i]) mx[i] = std::numeric_limits<M>::quiet_NaN();
+    for (int64_t d = 0; d < l.D; ++d)
+      for (int64_t i = 0; i < n; ++i) sum[i] += std::exp(static_cast<M>(xb[d * l.inner + i]) - mx[i]);
+    if (log) {
+      for (int64_t i = 0; i < n; ++i) sum[i] = std::log(sum[i]);
+      for (int64_t d = 0; d < l.D; ++d)
+        for (int64_t i = 0; i < n; ++i)
+          yb[d * l.inner + i] = static_cast<T>(static_cast<M>(xb[d * l.inner + i]) - mx[i] - sum[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) sum[i] = M(1) / sum[i];
+      for (int64_t d = 0; d < l.D; ++d)
+        for (int64_t i = 0; i < n; ++i)
+          yb[d * l.inner + i] = static_cast<T>(std::exp(static_cast<M>(xb[d * l.inner + i]) - mx[i]) * sum[i]);
+    }
+  });
+}
+
+template <typename T>
+void softmax_backward_typed(const Tensor& gin, const Tensor& gout, const Tensor& output, int64_t dim, bool log) {
+  using M = opmath_t<T>;
+  const Lines l = lines_of(output, dim);
+  const T* g = gout.data_ptr<T>();
+  const T* y = output.data_ptr<T>();
+  T* r = gin.data_ptr<T>();
+  for_line_blocks(l, [&](int64_t o, int64_t i0, int64_t i1) {
+    const int64_t n = i1 - i0;
+    const int64_t base = o * l.D * l.inner + i0;
+    M s[64] = {};
+    for (int64_t d = 0; d < l.D; ++d)
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = base + d * l.inner + i;
+        s[i] += log ? static_cast<M>(g[k]) : static_cast<M>(g[k]) * static_cast<M>(y[k]);
+      }
+    for (int64_t d = 0; d < l.D; ++d)
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t k = base + d * l.inner + i;
+        const M gv = static_cast<M>(g[k]), yv = static_cast<M>(y[k]);
+        r[k] = static_cast<T>(log ? gv - std::exp(yv) * s[i] : yv * (gv - s[i]));
+      }
+  });
+}
+
+}  // namespace
+
+void softmax_kernel(const Tensor& out, const Tensor& in, int64_t dim, bool log) {
+  if (out.numel() == 0) return;
+  TANDEM_DISPATCH_FLOATING_TYPES(out.dtype(), log ? "log_softmax" : "softmax",
+                                 [&] { softmax_typed<scalar_t>(out, in, dim, log); });
+}
+
+void softmax_backward_kernel(const Tensor& grad_in, const Tensor& grad_out, const Tensor& output, int64_t dim,
+                             bool log) {
+  if (grad_in.numel() == 0) return;
+  TANDEM_DISPATCH_FLOATING_TYPES(grad_in.dtype(), log ? "_log_softmax_backward_data" : "_softmax_backward_data",
+                                 [&] { softmax_backward_typed<scalar_t>(grad_in, grad_out, output, dim, log); });
+}
+
+}  // namespace tandem::kernels
