@@ -3,6 +3,7 @@
 #include "tandem/ops/conv.h"
 
 #include <array>
+#include <string>
 
 #include "tandem/kernels/cpu/conv.h"
 #include "tandem/kernels/cpu/gemm.h"
@@ -232,20 +233,26 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   return dispatch1(op_conv2d(), {input, weight, bias},
                    {AttrValue(stride.vec()), AttrValue(padding.vec()), AttrValue(dilation.vec()), AttrValue(groups)});
 }
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              const std::string& padding, IntArrayRef dilation, int64_t groups) {
+namespace {
+std::string padding_name(PaddingMode p) { return p == PaddingMode::Same ? "same" : "valid"; }
+}  // namespace
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation, int64_t groups) {
   return dispatch1(op_conv2d(), {input, weight, bias},
-                   {AttrValue(stride.vec()), AttrValue(padding), AttrValue(dilation.vec()), AttrValue(groups)});
+                   {AttrValue(stride.vec()), AttrValue(padding_name(padding)), AttrValue(dilation.vec()),
+                    AttrValue(groups)});
 }
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
               IntArrayRef dilation, int64_t groups) {
   return dispatch1(op_conv1d(), {input, weight, bias},
                    {AttrValue(stride.vec()), AttrValue(padding.vec()), AttrValue(dilation.vec()), AttrValue(groups)});
 }
-Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              const std::string& padding, IntArrayRef dilation, int64_t groups) {
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation, int64_t groups) {
   return dispatch1(op_conv1d(), {input, weight, bias},
-                   {AttrValue(stride.vec()), AttrValue(padding), AttrValue(dilation.vec()), AttrValue(groups)});
+                   {AttrValue(stride.vec()), AttrValue(padding_name(padding)), AttrValue(dilation.vec()),
+                    AttrValue(groups)});
 }
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
                         IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {

@@ -8,12 +8,17 @@
 // Int-list arguments take one value (used for both dims) or one per spatial dim;
 // ValueError otherwise. Operands must share one dtype (TypeError otherwise).
 #include <optional>
-#include <string>
 #include <tuple>
 
 #include "tandem/core/tensor.h"
 
 namespace tandem {
+
+/// The string paddings of conv1d/conv2d, like torch::kSame / torch::kValid (the op's
+/// attribute is the string "same" / "valid").
+enum class PaddingMode { Same, Valid };
+inline constexpr PaddingMode kSame = PaddingMode::Same;
+inline constexpr PaddingMode kValid = PaddingMode::Valid;
 
 /// 2-D convolution (torch.nn.functional.conv2d). input [N, C, H, W] or [C, H, W];
 /// weight [OC, C/groups, KH, KW]; bias [OC] or undefined. Output
@@ -23,18 +28,18 @@ namespace tandem {
 /// groups and negative padding.
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), IntArrayRef stride = {1},
               IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
-/// conv2d with padding "valid" (none) or "same" (output size = input size; asymmetric
+/// conv2d with padding kValid (none) or kSame (output size = input size; asymmetric
 /// when the dilated kernel extent is even, the extra row/column on the bottom/right).
-/// ValueError for another string or for "same" with a stride other than 1.
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              const std::string& padding, IntArrayRef dilation = {1}, int64_t groups = 1);
+/// ValueError for kSame with a stride other than 1.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation = {1}, int64_t groups = 1);
 
 /// 1-D convolution (torch.nn.functional.conv1d): input [N, C, L] or [C, L], weight
 /// [OC, C/groups, K]. Computed by conv2d over a height of 1.
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), IntArrayRef stride = {1},
               IntArrayRef padding = {0}, IntArrayRef dilation = {1}, int64_t groups = 1);
-Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
-              const std::string& padding, IntArrayRef dilation = {1}, int64_t groups = 1);
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation = {1}, int64_t groups = 1);
 
 /// Transposed 2-D convolution (torch.nn.functional.conv_transpose2d). weight
 /// [C, OC/groups, KH, KW]; output size (H-1)s - 2p + d(KH-1) + output_padding + 1.
