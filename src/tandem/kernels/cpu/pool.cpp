@@ -96,17 +96,25 @@ inline A nan_max(A m, A v) {
   return (v > m || v != v) ? v : m;  // NaN wins, as in PyTorch
 }
 
-/// Max pooling without indices: per output row, first the elementwise max of the window's
-/// input rows (contiguous, vectorisable), then the max over each window's columns.
+/// Max pooling without indices. Per output row: the elementwise max of the window's input
+/// rows (contiguous), then, for the windows that lie inside the row, the max over the
+/// window's columns as a loop over outputs per kernel column (both vectorise); windows
+/// that cross the left/right edge take the scalar path.
 template <typename T>
 void max_pool_values(const Pool2dGeometry& g, const Tensor& out, const Tensor& input) {
   using A = acc_t<T>;
   const T* x = static_cast<const T*>(input.data_ptr());
   T* y = static_cast<T*>(out.data_ptr());
   const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  const int64_t sw = g.stride_w, dw = g.dil_w, pw = g.pad_w;
+  // Outputs [lo, hi) have their whole window inside [0, W).
+  const int64_t lo = std::min((pw + sw - 1) / sw, g.OW);
+  int64_t hi = g.OW;
+  while (hi > lo && (hi - 1) * sw - pw + (g.KW - 1) * dw >= g.W) --hi;
   for_planes(g.N * g.C, OP * g.KH * g.KW, [&](int64_t b, int64_t e) {
-    std::vector<A> rowmax(static_cast<size_t>(g.W));
+    std::vector<A> rowmax(static_cast<size_t>(g.W)), outrow(static_cast<size_t>(g.OW));
     A* rm = rowmax.data();
+    A* acc = outrow.data();
     for (int64_t p = b; p < e; ++p) {
       const T* plane = x + p * HW;
       T* yp = y + p * OP;
@@ -115,19 +123,36 @@ void max_pool_values(const Pool2dGeometry& g, const Tensor& out, const Tensor& i
         const int64_t he = std::min(hs + (g.KH - 1) * g.dil_h + 1, g.H);
         while (hs < 0) hs += g.dil_h;
         const T* r0 = plane + hs * g.W;
+#pragma omp simd
         for (int64_t w = 0; w < g.W; ++w) rm[w] = static_cast<A>(r0[w]);
         for (int64_t h = hs + g.dil_h; h < he; h += g.dil_h) {
           const T* r = plane + h * g.W;
+#pragma omp simd
           for (int64_t w = 0; w < g.W; ++w) rm[w] = nan_max(rm[w], static_cast<A>(r[w]));
         }
-        for (int64_t ow = 0; ow < g.OW; ++ow) {
-          int64_t ws = ow * g.stride_w - g.pad_w;
-          const int64_t we = std::min(ws + (g.KW - 1) * g.dil_w + 1, g.W);
-          while (ws < 0) ws += g.dil_w;
-          A m = rm[ws];
-          for (int64_t w = ws + g.dil_w; w < we; w += g.dil_w) m = nan_max(m, rm[w]);
-          yp[oh * g.OW + ow] = static_cast<T>(m);
+        // Interior windows: one pass over the outputs per kernel column.
+        const A* base = rm - pw;
+#pragma omp simd
+        for (int64_t ow = lo; ow < hi; ++ow) acc[ow] = base[ow * sw];
+        for (int64_t kw = 1; kw < g.KW; ++kw) {
+          const A* col = base + kw * dw;
+#pragma omp simd
+          for (int64_t ow = lo; ow < hi; ++ow) acc[ow] = nan_max(acc[ow], col[ow * sw]);
         }
+        // Edge windows.
+        auto edge = [&](int64_t ow) {
+          int64_t ws = ow * sw - pw;
+          const int64_t we = std::min(ws + (g.KW - 1) * dw + 1, g.W);
+          while (ws < 0) ws += dw;
+          A m = rm[ws];
+          for (int64_t w = ws + dw; w < we; w += dw) m = nan_max(m, rm[w]);
+          acc[ow] = m;
+        };
+        for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
+        for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) edge(ow);
+        T* yr = yp + oh * g.OW;
+#pragma omp simd
+        for (int64_t ow = 0; ow < g.OW; ++ow) yr[ow] = static_cast<T>(acc[ow]);
       }
     }
   });
