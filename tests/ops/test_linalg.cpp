@@ -117,6 +117,19 @@ TEST(Linalg, OnednnPrimitiveCacheReusesPrimitives) {
   dn::set_cache_capacity(256);
 }
 
+TEST(Linalg, OnednnCacheKeysIncludeTheThreadCount) {
+  // oneDNN plans a primitive for the OpenMP thread count it was created with.
+  namespace dn = kernels::onednn;
+  dn::clear_cache();
+  const int n = get_num_threads();
+  Tensor a = make({40, 50}, kFloat32, 11), b = make({50, 30}, kFloat32, 12);
+  mm(a, b);
+  set_num_threads(n == 1 ? 2 : 1);
+  expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-4);
+  set_num_threads(n);
+  EXPECT_EQ(dn::cache_stats().entries, 2);
+}
+
 TEST(Linalg, ConcurrentProductsFromManyThreads) {
   std::vector<std::thread> threads;
   std::vector<int> bad(4, 0);

@@ -7,6 +7,12 @@
 // packed panels and a register-tiled micro-kernel that the compiler vectorises.
 // bfloat16 is computed in float32 and rounded once (PyTorch CPU does the same).
 // Kernels trust their callers: shapes were validated by the op's meta function.
+//
+// Why not OpenBLAS: Debian's OpenBLAS 0.3.21 does not recognise this machine's CPU and
+// falls back to SSE3 kernels (about 5x slower) unless OPENBLAS_CORETYPE is set, which
+// users will not do; and its own pthread pool would compete with the OpenMP pool that
+// oneDNN and tandem::parallel_for share. oneDNN has no float64 or integer matmul, so
+// those run the loop here (float64 reaches a few tens of GFLOP/s on 2 threads).
 #include <cstdint>
 
 #include "tandem/core/scalar.h"

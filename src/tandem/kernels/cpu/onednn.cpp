@@ -1,5 +1,6 @@
 #include "tandem/kernels/cpu/onednn.h"
 
+#include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <algorithm>
@@ -136,8 +137,12 @@ Cache& cache() {
   return *c;
 }
 
+/// Looks `key` up, creating (and caching) the entry with make() on a miss. The thread
+/// count is part of every key: oneDNN plans a primitive's work split for the OpenMP
+/// thread count at creation and must run with the same count.
 template <typename Make>
-std::shared_ptr<const Entry> lookup(const Key& key, Make make) {
+std::shared_ptr<const Entry> lookup(Key key, Make make) {
+  key.push_back(omp_get_max_threads());
   if (auto e = cache().get(key)) return e;
   std::shared_ptr<const Entry> e;
   try {
