@@ -122,7 +122,8 @@ TEST(Linalg, OnednnCacheKeysIncludeTheThreadCount) {
   namespace dn = kernels::onednn;
   dn::clear_cache();
   const int n = get_num_threads();
-  Tensor a = make({40, 50}, kFloat32, 11), b = make({50, 30}, kFloat32, 12);
+  // Large enough to run multi-threaded (small products always use one thread).
+  Tensor a = make({80, 90}, kFloat32, 11), b = make({90, 70}, kFloat32, 12);
   mm(a, b);
   set_num_threads(n == 1 ? 2 : 1);
   expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-4);

@@ -184,7 +184,7 @@ void gemm_loop(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix&
                     beta_zero, buf);
     }
   };
-  if (work < 65536.0 || tasks == 1) run(0, tasks);
+  if (work <= kParallelMinWork || tasks == 1) run(0, tasks);
   else parallel_for(0, tasks, 1, run);
 }
 

@@ -20,6 +20,12 @@
 
 namespace tandem::kernels {
 
+/// Below this many multiply-adds a product (or convolution) runs on one thread, in
+/// tandem's loops and in oneDNN alike: waking the second thread and the closing barrier
+/// cost microseconds, and much more when the cores are shared with other processes.
+/// (OpenBLAS uses the same bound.)
+inline constexpr double kParallelMinWork = 64.0 * 64.0 * 64.0;
+
 /// One operand: base pointer and strides in elements. A batch stride of 0 broadcasts the
 /// same matrix over the batch.
 struct GemmMatrix {

@@ -13,6 +13,7 @@
 
 #include "tandem/core/allocator.h"
 #include "tandem/core/error.h"
+#include "tandem/core/parallel.h"
 
 namespace tandem::kernels::onednn {
 
@@ -47,6 +48,24 @@ class TempBuffer {
  private:
   size_t bytes_;
   void* ptr_;
+};
+
+/// While alive (and `active`), OpenMP regions started by this thread (oneDNN's) use one
+/// thread. The count is a per-thread OpenMP setting, so other threads are unaffected; it
+/// is part of the cache key (see lookup), so small problems get single-thread primitives.
+class SerialRegion {
+ public:
+  explicit SerialRegion(bool active) : prev_(active ? omp_get_max_threads() : 0) {
+    if (prev_ > 1) omp_set_num_threads(1);
+  }
+  ~SerialRegion() {
+    if (prev_ > 1) omp_set_num_threads(prev_);
+  }
+  SerialRegion(const SerialRegion&) = delete;
+  SerialRegion& operator=(const SerialRegion&) = delete;
+
+ private:
+  int prev_;
 };
 
 dnnl::primitive_attr user_scratchpad_attr() {
@@ -218,6 +237,7 @@ bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix
   const int64_t cbs = batch == 1 ? cext : C.batch_stride;
   if (abs < aext || bbs < bext || cbs < cext) return false;  // overlapping batches: not a plain layout
 
+  SerialRegion serial(static_cast<double>(batch) * M * N * K <= kParallelMinWork);
   const Key key{1, ab, bb, batch, M, N, K, abs, ars, acs, bbs, brs, bcs, cbs, crs, float_bits(alpha), float_bits(beta)};
   auto e = lookup(key, [&] {
     dnnl::memory::desc amd({ab, M, K}, dt::f32, dims{abs, ars, acs});
@@ -323,6 +343,8 @@ Entry make_conv_entry(const Conv2dGeometry& g, const Strides4& in_st, const Stri
 
 void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
               const float* bias, float* out, bool transposed) {
+  const double work = static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
+  SerialRegion serial(work <= kParallelMinWork);
   const Key key{transposed ? 3 : 2, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
                 g.stride_h, g.stride_w, g.pad_t, g.pad_l, g.pad_b, g.pad_r, g.dil_h, g.dil_w,
                 in_st.s[0], in_st.s[1], in_st.s[2], in_st.s[3], w_st.s[0], w_st.s[1], w_st.s[2], w_st.s[3],
@@ -370,6 +392,7 @@ void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 
 
 // ---------------------------------------------------------------- pooling
 void pool2d_f32(PoolKind kind, const Pool2dGeometry& g, PoolPadding pad, const float* input, float* out) {
+  SerialRegion serial(static_cast<double>(g.N) * g.C * g.OH * g.OW * g.KH * g.KW <= kGrainSize);
   const Key key{4, static_cast<int64_t>(kind), g.N, g.C, g.H, g.W, g.OH, g.OW, g.KH, g.KW,
                 g.stride_h, g.stride_w, pad.t, pad.l, pad.b, pad.r};
   auto e = lookup(key, [&] {
