@@ -423,6 +423,16 @@ class Tensor {
 
   // ---- linear algebra (ops/linalg.cpp) ----
   // (declarations for this family go here)
+  /// torch.matmul (see tandem::matmul in ops/linalg.h).
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& mat2) const;
+  Tensor bmm(const Tensor& mat2) const;
+  Tensor dot(const Tensor& other) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor outer(const Tensor& vec2) const;
+  /// beta * self + alpha * (mat1 @ mat2).
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, const Scalar& beta = 1, const Scalar& alpha = 1) const;
 
   // ---- indexing, joining, sorting (ops/index.cpp) ----
   // (declarations for this family go here)

@@ -1,0 +1,69 @@
+#pragma once
+// Convolution and pooling kernels (forward). float32 runs through oneDNN
+// (kernels/cpu/onednn.h) where oneDNN fits; float64 and integer convolutions use
+// im2col/col2im + gemm(); pools without a oneDNN equivalent (indices, dilation,
+// divisor_override, adaptive windows) use the loops in pool.cpp. bfloat16 is computed in
+// float32 and rounded once. Backward kernels (data/weight gradients, pool backward) are
+// meant to live next to these.
+//
+// All kernels trust their callers: the ops validated shapes, dtypes and attributes.
+#include <cstdint>
+#include <optional>
+
+#include "tandem/core/tensor.h"
+
+namespace tandem::kernels {
+
+/// 2-D convolution geometry. Input [N, C, H, W]; output [N, OC, OH, OW].
+/// Convolution weight: [OC, C/groups, KH, KW]. Transposed convolution weight:
+/// [C, OC/groups, KH, KW]. Padding is per side (top/left/bottom/right) so 'same' padding
+/// with an even kernel can be asymmetric; for transposed convolution pad_b/pad_r are
+/// padding - output_padding and may be negative.
+struct Conv2dGeometry {
+  int64_t N = 0, C = 0, H = 0, W = 0;
+  int64_t OC = 0, KH = 0, KW = 0;
+  int64_t OH = 0, OW = 0;
+  int64_t groups = 1;
+  int64_t stride_h = 1, stride_w = 1;
+  int64_t pad_t = 0, pad_l = 0, pad_b = 0, pad_r = 0;
+  int64_t dil_h = 1, dil_w = 1;
+};
+
+/// out (contiguous [N, OC, OH, OW]) = conv2d(input [N, C, H, W], weight) + bias.
+/// bias may be undefined. Dtypes: float32, float64, bfloat16, uint8, int8, int16, int32,
+/// int64 (all operands the same).
+void conv2d_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
+                    const Tensor& bias);
+
+/// out (contiguous [N, OC, OH, OW]) = conv_transpose2d(input [N, C, H, W], weight) + bias.
+void conv_transpose2d_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
+                              const Tensor& bias);
+
+/// Pooling window geometry over input [N, C, H, W] (N*C planes) into [N, C, OH, OW].
+/// Window (oh, ow) starts at (oh*stride_h - pad_h, ow*stride_w - pad_w).
+struct Pool2dGeometry {
+  int64_t N = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t KH = 1, KW = 1, stride_h = 1, stride_w = 1;
+  int64_t pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+  bool ceil_mode = false;
+};
+
+/// Max pooling; NaN wins (propagates) as in PyTorch. When `indices` is defined (int64,
+/// same shape as out) it receives the flat index h * W + w of each maximum within its
+/// plane (PyTorch's max_pool2d_with_indices format). Dtypes: float32, float64, bfloat16.
+void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& indices, const Tensor& input);
+
+/// Average pooling with PyTorch's divisor rule: divisor_override if given, else the window
+/// size clipped to the padded input (count_include_pad) or to the input (otherwise).
+/// Dtypes: float32, float64, bfloat16, int64 (integer division truncates).
+void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
+                        std::optional<int64_t> divisor_override);
+
+/// Adaptive average pooling: output cell (oh, ow) averages rows
+/// [floor(oh*H/OH), ceil((oh+1)*H/OH)) and the same for columns. Input [N, C, H, W].
+void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& input);
+
+/// Adaptive max pooling with flat h * W + w indices (int64), like adaptive_max_pool2d.
+void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& input);
+
+}  // namespace tandem::kernels

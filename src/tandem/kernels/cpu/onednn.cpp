@@ -1,0 +1,426 @@
+#include "tandem/kernels/cpu/onednn.h"
+
+#include <omp.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "tandem/core/allocator.h"
+#include "tandem/core/error.h"
+#include "tandem/core/parallel.h"
+
+namespace tandem::kernels::onednn {
+
+namespace {
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+using dims = dnnl::memory::dims;
+
+dnnl::engine& engine() {
+  static dnnl::engine* e = new dnnl::engine(dnnl::engine::kind::cpu, 0);  // leaked: used until exit
+  return *e;
+}
+
+dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+/// A temporary block from tandem's caching allocator (scratchpads, reordered tensors):
+/// cheap to get again, and returned to the pool other tensors draw from.
+class TempBuffer {
+ public:
+  explicit TempBuffer(size_t bytes) : bytes_(bytes), ptr_(cpu_allocator().allocate(bytes)) {}
+  ~TempBuffer() {
+    if (ptr_) cpu_allocator().deallocate(ptr_, bytes_);
+  }
+  TempBuffer(const TempBuffer&) = delete;
+  TempBuffer& operator=(const TempBuffer&) = delete;
+  void* get() const { return ptr_; }
+
+ private:
+  size_t bytes_;
+  void* ptr_;
+};
+
+/// While alive (and `active`), OpenMP regions started by this thread (oneDNN's) use one
+/// thread. The count is a per-thread OpenMP setting, so other threads are unaffected; it
+/// is part of the cache key (see lookup), so small problems get single-thread primitives.
+class SerialRegion {
+ public:
+  explicit SerialRegion(bool active) : prev_(active ? omp_get_max_threads() : 0) {
+    if (prev_ > 1) omp_set_num_threads(1);
+  }
+  ~SerialRegion() {
+    if (prev_ > 1) omp_set_num_threads(prev_);
+  }
+  SerialRegion(const SerialRegion&) = delete;
+  SerialRegion& operator=(const SerialRegion&) = delete;
+
+ private:
+  int prev_;
+};
+
+dnnl::primitive_attr user_scratchpad_attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+// ---------------------------------------------------------------- LRU cache
+using Key = std::vector<int64_t>;
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    uint64_t h = 1469598103934665603ULL;
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
+    return static_cast<size_t>(h);
+  }
+};
+
+/// A cached primitive and, for convolutions, the layouts it wants and the reorders
+/// between them and the user's layouts.
+struct Entry {
+  dnnl::primitive prim;
+  size_t scratch_bytes = 0;
+  dnnl::memory::desc src_md, wei_md, dst_md;            // what the primitive wants
+  dnnl::memory::desc user_src, user_wei, user_dst;      // what the caller has
+  bool reorder_src = false, reorder_wei = false, reorder_dst = false;
+  dnnl::reorder r_src, r_wei, r_dst;
+};
+
+class Cache {
+ public:
+  std::shared_ptr<const Entry> get(const Key& k) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(k);
+    if (it == map_.end()) {
+      ++misses_;
+      return nullptr;
+    }
+    ++hits_;
+    items_.splice(items_.begin(), items_, it->second);
+    return it->second->second;
+  }
+  void put(const Key& k, std::shared_ptr<const Entry> e) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (capacity_ == 0) return;
+    auto it = map_.find(k);
+    if (it != map_.end()) {
+      it->second->second = std::move(e);
+      items_.splice(items_.begin(), items_, it->second);
+      return;
+    }
+    items_.emplace_front(k, std::move(e));
+    map_[k] = items_.begin();
+    trim();
+  }
+  CacheStats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return CacheStats{hits_, misses_, static_cast<int64_t>(map_.size()), static_cast<int64_t>(capacity_)};
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.clear();
+    items_.clear();
+    hits_ = misses_ = 0;
+  }
+  void set_capacity(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    capacity_ = n;
+    trim();
+  }
+
+ private:
+  void trim() {
+    while (map_.size() > capacity_) {
+      map_.erase(items_.back().first);
+      items_.pop_back();
+    }
+  }
+  std::mutex mu_;
+  size_t capacity_ = 256;
+  std::list<std::pair<Key, std::shared_ptr<const Entry>>> items_;
+  std::unordered_map<Key, std::list<std::pair<Key, std::shared_ptr<const Entry>>>::iterator, KeyHash> map_;
+  int64_t hits_ = 0, misses_ = 0;
+};
+
+Cache& cache() {
+  static Cache* c = new Cache();  // leaked: primitives may be used during static destruction
+  return *c;
+}
+
+/// Looks `key` up, creating (and caching) the entry with make() on a miss. The thread
+/// count is part of every key: oneDNN plans a primitive's work split for the OpenMP
+/// thread count at creation and must run with the same count.
+template <typename Make>
+std::shared_ptr<const Entry> lookup(Key key, Make make) {
+  key.push_back(omp_get_max_threads());
+  if (auto e = cache().get(key)) return e;
+  std::shared_ptr<const Entry> e;
+  try {
+    e = std::make_shared<const Entry>(make());
+  } catch (const dnnl::error& err) {
+    throw RuntimeError(str_cat("[onednn] primitive creation failed: ", err.what()));
+  }
+  cache().put(key, e);
+  return e;
+}
+
+int64_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return static_cast<int64_t>(u);
+}
+
+void execute(const dnnl::primitive& p, std::unordered_map<int, dnnl::memory>& args, const Entry& e) {
+  TempBuffer scratch(e.scratch_bytes);
+  if (e.scratch_bytes > 0) {
+    dnnl::memory::desc sd({static_cast<int64_t>(e.scratch_bytes)}, dt::u8, tag::a);
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, engine(), scratch.get()));
+  }
+  try {
+    p.execute(stream(), args);
+    stream().wait();
+  } catch (const dnnl::error& err) {
+    throw RuntimeError(str_cat("[onednn] execution failed: ", err.what()));
+  }
+}
+
+// ---------------------------------------------------------------- matmul layouts
+/// Normalises the strides of a rows x cols operand into a layout oneDNN's fast kernels
+/// take (row-major with ld >= cols, or column-major with ld >= rows). False if none.
+bool plain_2d(int64_t rows, int64_t cols, int64_t& rs, int64_t& cs) {
+  if (rows == 1 && cols == 1) {
+    rs = cs = 1;
+    return true;
+  }
+  if (rows == 1) {  // a row vector: any column stride works as a column-major ld
+    if (cs == 1) rs = cols;
+    else rs = 1;
+    return cs >= 1;
+  }
+  if (cols == 1) {
+    if (rs == 1) cs = rows;
+    else cs = 1;
+    return rs >= 1;
+  }
+  if (cs == 1 && rs >= cols) return true;
+  if (rs == 1 && cs >= rows) return true;
+  return false;
+}
+
+int64_t extent_2d(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+  return (rows - 1) * rs + (cols - 1) * cs + 1;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- matmul
+bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+                const GemmMatrix& C, float alpha, float beta) {
+  int64_t ars = A.row_stride, acs = A.col_stride, brs = B.row_stride, bcs = B.col_stride;
+  int64_t crs = C.row_stride, ccs = C.col_stride;
+  if (!plain_2d(M, K, ars, acs) || !plain_2d(K, N, brs, bcs) || !plain_2d(M, N, crs, ccs)) return false;
+  if (ccs != 1) return false;  // destination must be row-major
+  const int64_t ab = (batch == 1 || A.batch_stride == 0) ? 1 : batch;
+  const int64_t bb = (batch == 1 || B.batch_stride == 0) ? 1 : batch;
+  if (batch > 1 && ab == 1 && bb == 1) return false;
+  const int64_t aext = extent_2d(M, K, ars, acs), bext = extent_2d(K, N, brs, bcs), cext = extent_2d(M, N, crs, ccs);
+  const int64_t abs = ab == 1 ? aext : A.batch_stride, bbs = bb == 1 ? bext : B.batch_stride;
+  const int64_t cbs = batch == 1 ? cext : C.batch_stride;
+  if (abs < aext || bbs < bext || cbs < cext) return false;  // overlapping batches: not a plain layout
+
+  SerialRegion serial(static_cast<double>(batch) * M * N * K <= kParallelMinWork);
+  const Key key{1, ab, bb, batch, M, N, K, abs, ars, acs, bbs, brs, bcs, cbs, crs, float_bits(alpha), float_bits(beta)};
+  auto e = lookup(key, [&] {
+    dnnl::memory::desc amd({ab, M, K}, dt::f32, dims{abs, ars, acs});
+    dnnl::memory::desc bmd({bb, K, N}, dt::f32, dims{bbs, brs, bcs});
+    dnnl::memory::desc cmd({batch, M, N}, dt::f32, dims{cbs, crs, ccs});
+    dnnl::primitive_attr attr = user_scratchpad_attr();
+    if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
+    if (beta != 0.0f) {
+      dnnl::post_ops po;
+      po.append_sum(beta);
+      attr.set_post_ops(po);
+    }
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(amd, bmd, cmd), attr, engine());
+    Entry en;
+    en.prim = dnnl::matmul(pd);
+    en.scratch_bytes = pd.scratchpad_desc().get_size();
+    en.src_md = amd;
+    en.wei_md = bmd;
+    en.dst_md = cmd;
+    return en;
+  });
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, dnnl::memory(e->src_md, engine(), A.data)},
+      {DNNL_ARG_WEIGHTS, dnnl::memory(e->wei_md, engine(), B.data)},
+      {DNNL_ARG_DST, dnnl::memory(e->dst_md, engine(), C.data)},
+  };
+  execute(e->prim, args, *e);
+  return true;
+}
+
+// ---------------------------------------------------------------- convolution
+namespace {
+
+dnnl::memory::desc strided_4d(int64_t a, int64_t b, int64_t c, int64_t d, const Strides4& st) {
+  return dnnl::memory::desc({a, b, c, d}, dt::f32, dims{st.s[0], st.s[1], st.s[2], st.s[3]});
+}
+
+/// Weight descriptor in oneDNN's (g, oc, ic, kh, kw) order for a tensor whose memory is
+/// tandem's conv ([OC, C/g, KH, KW]) or conv-transpose ([C, OC/g, KH, KW]) weight.
+dnnl::memory::desc weight_md(const Conv2dGeometry& g, const Strides4& w, bool transposed) {
+  const int64_t G = g.groups, ocg = g.OC / G, icg = g.C / G;
+  // Per-(oc, ic) strides of the tandem tensor.
+  const int64_t s_oc = transposed ? w.s[1] : w.s[0];
+  const int64_t s_ic = transposed ? w.s[0] : w.s[1];
+  const int64_t s_g = transposed ? w.s[0] * icg : w.s[0] * ocg;
+  if (G == 1) return dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, dt::f32, dims{s_oc, s_ic, w.s[2], w.s[3]});
+  return dnnl::memory::desc({G, ocg, icg, g.KH, g.KW}, dt::f32, dims{s_g, s_oc, s_ic, w.s[2], w.s[3]});
+}
+
+Entry make_conv_entry(const Conv2dGeometry& g, const Strides4& in_st, const Strides4& w_st, bool has_bias,
+                      bool transposed) {
+  Entry en;
+  en.user_src = strided_4d(g.N, g.C, g.H, g.W, in_st);
+  en.user_wei = weight_md(g, w_st, transposed);
+  en.user_dst = dnnl::memory::desc({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::nchw);
+  const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
+  const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
+  dnnl::memory::desc any_wei = g.groups == 1
+      ? dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, dt::f32, tag::any)
+      : dnnl::memory::desc({g.groups, g.OC / g.groups, g.C / g.groups, g.KH, g.KW}, dt::f32, tag::any);
+  const dnnl::memory::desc bias_md = has_bias ? dnnl::memory::desc({g.OC}, dt::f32, tag::a) : dnnl::memory::desc();
+  const dims strides{g.stride_h, g.stride_w}, dil{g.dil_h - 1, g.dil_w - 1};
+  const dims pl{g.pad_t, g.pad_l}, pr{g.pad_b, g.pad_r};
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  if (!transposed) {
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src,
+                                      any_wei, bias_md, any_dst, strides, dil, pl, pr);
+    dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
+    en.prim = dnnl::convolution_forward(pd);
+    en.scratch_bytes = pd.scratchpad_desc().get_size();
+    en.src_md = pd.src_desc();
+    en.wei_md = pd.weights_desc();
+    en.dst_md = pd.dst_desc();
+  } else {
+    dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
+                                        any_src, any_wei, bias_md, any_dst, strides, dil, pl, pr);
+    dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine());
+    en.prim = dnnl::deconvolution_forward(pd);
+    en.scratch_bytes = pd.scratchpad_desc().get_size();
+    en.src_md = pd.src_desc();
+    en.wei_md = pd.weights_desc();
+    en.dst_md = pd.dst_desc();
+  }
+  auto make_reorder = [&](const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+    dnnl::reorder::primitive_desc rpd(engine(), from, engine(), to, attr);
+    en.scratch_bytes = std::max(en.scratch_bytes, rpd.scratchpad_desc().get_size());
+    return dnnl::reorder(rpd);
+  };
+  if (en.src_md != en.user_src) {
+    en.reorder_src = true;
+    en.r_src = make_reorder(en.user_src, en.src_md);
+  }
+  if (en.wei_md != en.user_wei) {
+    en.reorder_wei = true;
+    en.r_wei = make_reorder(en.user_wei, en.wei_md);
+  }
+  if (en.dst_md != en.user_dst) {
+    en.reorder_dst = true;
+    en.r_dst = make_reorder(en.dst_md, en.user_dst);
+  }
+  return en;
+}
+
+void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
+              const float* bias, float* out, bool transposed) {
+  const double work = static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
+  SerialRegion serial(work <= kParallelMinWork);
+  const Key key{transposed ? 3 : 2, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
+                g.stride_h, g.stride_w, g.pad_t, g.pad_l, g.pad_b, g.pad_r, g.dil_h, g.dil_w,
+                in_st.s[0], in_st.s[1], in_st.s[2], in_st.s[3], w_st.s[0], w_st.s[1], w_st.s[2], w_st.s[3],
+                bias != nullptr};
+  auto e = lookup(key, [&] { return make_conv_entry(g, in_st, w_st, bias != nullptr, transposed); });
+  auto& eng = engine();
+  dnnl::memory user_src(e->user_src, eng, const_cast<float*>(input));
+  dnnl::memory user_wei(e->user_wei, eng, const_cast<float*>(weight));
+  dnnl::memory user_dst(e->user_dst, eng, out);
+  dnnl::memory src = user_src, wei = user_wei, dst = user_dst;
+  std::unordered_map<int, dnnl::memory> scratch_args;
+  auto reorder = [&](const dnnl::reorder& r, dnnl::memory& from, dnnl::memory& to) {
+    std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    execute(r, a, *e);
+  };
+  TempBuffer src_buf(e->reorder_src ? e->src_md.get_size() : 0);
+  TempBuffer wei_buf(e->reorder_wei ? e->wei_md.get_size() : 0);
+  TempBuffer dst_buf(e->reorder_dst ? e->dst_md.get_size() : 0);
+  if (e->reorder_src) {
+    src = dnnl::memory(e->src_md, eng, src_buf.get());
+    reorder(e->r_src, user_src, src);
+  }
+  if (e->reorder_wei) {
+    wei = dnnl::memory(e->wei_md, eng, wei_buf.get());
+    reorder(e->r_wei, user_wei, wei);
+  }
+  if (e->reorder_dst) dst = dnnl::memory(e->dst_md, eng, dst_buf.get());
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{g.OC}, dt::f32, tag::a}, eng, const_cast<float*>(bias)));
+  execute(e->prim, args, *e);
+  if (e->reorder_dst) reorder(e->r_dst, dst, user_dst);
+}
+
+}  // namespace
+
+void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
+                const float* bias, float* out) {
+  run_conv(g, input, in_st, weight, w_st, bias, out, false);
+}
+
+void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,
+                          Strides4 w_st, const float* bias, float* out) {
+  run_conv(g, input, in_st, weight, w_st, bias, out, true);
+}
+
+// ---------------------------------------------------------------- pooling
+void pool2d_f32(PoolKind kind, const Pool2dGeometry& g, PoolPadding pad, const float* input, float* out) {
+  SerialRegion serial(static_cast<double>(g.N) * g.C * g.OH * g.OW * g.KH * g.KW <= kGrainSize);
+  const Key key{4, static_cast<int64_t>(kind), g.N, g.C, g.H, g.W, g.OH, g.OW, g.KH, g.KW,
+                g.stride_h, g.stride_w, pad.t, pad.l, pad.b, pad.r};
+  auto e = lookup(key, [&] {
+    const dnnl::algorithm alg = kind == PoolKind::Max ? dnnl::algorithm::pooling_max
+                                : kind == PoolKind::AvgIncludePad ? dnnl::algorithm::pooling_avg_include_padding
+                                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
+    dnnl::memory::desc src({g.N, g.C, g.H, g.W}, dt::f32, tag::nchw);
+    dnnl::memory::desc dst({g.N, g.C, g.OH, g.OW}, dt::f32, tag::nchw);
+    dnnl::pooling_forward::desc d(dnnl::prop_kind::forward_inference, alg, src, dst, dims{g.stride_h, g.stride_w},
+                                  dims{g.KH, g.KW}, dims{pad.t, pad.l}, dims{pad.b, pad.r});
+    dnnl::pooling_forward::primitive_desc pd(d, user_scratchpad_attr(), engine());
+    Entry en;
+    en.prim = dnnl::pooling_forward(pd);
+    en.scratch_bytes = pd.scratchpad_desc().get_size();
+    en.src_md = src;
+    en.dst_md = dst;
+    return en;
+  });
+  std::unordered_map<int, dnnl::memory> args{
+      {DNNL_ARG_SRC, dnnl::memory(e->src_md, engine(), const_cast<float*>(input))},
+      {DNNL_ARG_DST, dnnl::memory(e->dst_md, engine(), out)},
+  };
+  execute(e->prim, args, *e);
+}
+
+// ---------------------------------------------------------------- cache control
+CacheStats cache_stats() { return cache().stats(); }
+void clear_cache() { cache().clear(); }
+void set_cache_capacity(size_t n) { cache().set_capacity(n); }
+
+}  // namespace tandem::kernels::onednn

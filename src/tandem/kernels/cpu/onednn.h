@@ -1,0 +1,65 @@
+#pragma once
+// Thin wrappers over oneDNN 2.6 (Debian's libdnnl) for the float32 kernels: matmul,
+// convolution, deconvolution (transposed convolution) and pooling.
+//
+// - One CPU engine for the process; one stream per thread.
+// - Primitive creation costs tens of microseconds, so primitives (with the reorders a
+//   convolution needs between tandem's plain layouts and the blocked layouts oneDNN
+//   picks) are kept in a small thread-safe LRU cache keyed by every shape, stride,
+//   dtype and attribute that went into them.
+// - Scratchpads are user-managed (one growing buffer per thread), so one primitive can
+//   run from several threads at once.
+// - oneDNN threads with OpenMP (libgomp), the runtime tandem::parallel_for uses: one pool.
+// No oneDNN header leaks out of this file; callers pass raw pointers and geometry.
+#include <cstddef>
+#include <cstdint>
+
+#include "tandem/kernels/cpu/conv.h"
+#include "tandem/kernels/cpu/gemm.h"
+
+namespace tandem::kernels::onednn {
+
+/// C[b] = alpha * A[b] @ B[b] + beta * C[b] in float32 (see gemm()). Returns false, doing
+/// nothing, when oneDNN cannot take the layout efficiently (neither inner stride is 1, or
+/// both A and B broadcast over a batch > 1); the caller then uses its own loop.
+bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+                const GemmMatrix& C, float alpha, float beta);
+
+/// Strides (in elements) of a 4-D tensor, for layouts other than contiguous NCHW.
+struct Strides4 {
+  int64_t s[4] = {0, 0, 0, 0};
+};
+
+/// out[N, OC, OH, OW] (contiguous) = conv(input, weight) + bias, float32. input/weight
+/// may have any non-negative strides (channels-last is taken as is); bias may be null.
+void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
+                const float* bias, float* out);
+
+/// out[N, OC, OH, OW] (contiguous) = conv_transpose(input, weight) + bias, float32.
+void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,
+                          Strides4 w_st, const float* bias, float* out);
+
+/// Max or average pooling over a contiguous NCHW float32 input into a contiguous output,
+/// with per-side padding (bottom/right extended for ceil_mode). For average pooling,
+/// AvgIncludePad divides by KH*KW and AvgExcludePad by the number of in-bounds elements.
+/// No dilation (oneDNN 2.6 only has a reference kernel for it).
+struct PoolPadding {
+  int64_t t = 0, l = 0, b = 0, r = 0;
+};
+enum class PoolKind { Max, AvgIncludePad, AvgExcludePad };
+void pool2d_f32(PoolKind kind, const Pool2dGeometry& g, PoolPadding pad, const float* input, float* out);
+
+/// Cache statistics since the last clear (for tests and tuning).
+struct CacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  int64_t entries = 0;
+  int64_t capacity = 0;
+};
+CacheStats cache_stats();
+/// Drops every cached primitive and resets the counters.
+void clear_cache();
+/// Sets the maximum number of cached primitives (default 256; 0 disables caching).
+void set_cache_capacity(size_t n);
+
+}  // namespace tandem::kernels::onednn

@@ -1,0 +1,316 @@
+// Pooling forward kernels (declared in conv.h): oneDNN for the float32 cases it covers
+// exactly, plain loops over planes (parallel over N*C) for the rest.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+#include <type_traits>
+
+#include "tandem/core/parallel.h"
+#include "tandem/kernels/cpu/conv.h"
+#include "tandem/kernels/cpu/loops.h"
+#include "tandem/kernels/cpu/onednn.h"
+
+namespace tandem::kernels {
+
+namespace {
+
+Tensor contiguous_copy(const Tensor& t) {
+  if (t.is_contiguous()) return t;
+  Tensor c = empty_tensor(t.sizes(), t.dtype());
+  copy_kernel(c, t);
+  return c;
+}
+
+/// Runs f(plane_begin, plane_end) over N*C planes, in parallel when the work is large.
+template <typename F>
+void for_planes(int64_t planes, int64_t work_per_plane, F f) {
+  const int64_t grain = std::max<int64_t>(1, kGrainSize / std::max<int64_t>(work_per_plane, 1));
+  parallel_for(0, planes, grain, f);
+}
+
+/// Right/bottom padding that makes oneDNN's floor((in + pad + r - k) / s) + 1 equal `out`:
+/// `pad` itself unless ceil_mode added a window, then the window's overhang.
+int64_t end_padding(int64_t in, int64_t out, int64_t k, int64_t s, int64_t pad) {
+  if ((in + 2 * pad - k) / s + 1 == out) return pad;
+  return (out - 1) * s + k - in - pad;
+}
+
+/// True when oneDNN's float32 pooling computes exactly PyTorch's result.
+bool onednn_pool_padding(const Pool2dGeometry& g, onednn::PoolPadding& p) {
+  if (g.dil_h != 1 || g.dil_w != 1) return false;
+  p.t = g.pad_h;
+  p.l = g.pad_w;
+  p.b = end_padding(g.H, g.OH, g.KH, g.stride_h, g.pad_h);
+  p.r = end_padding(g.W, g.OW, g.KW, g.stride_w, g.pad_w);
+  return p.b >= 0 && p.r >= 0 && p.b < g.KH && p.r < g.KW;
+}
+
+template <typename T>
+using acc_t = std::conditional_t<std::is_same_v<T, BFloat16>, float, T>;
+
+template <typename T>
+bool is_nan(T v) {
+  if constexpr (std::is_floating_point_v<T>) return std::isnan(v);
+  else return false;
+}
+
+template <typename T>
+void max_pool_loop(const Pool2dGeometry& g, const Tensor& out, const Tensor& indices, const Tensor& input) {
+  using A = acc_t<T>;
+  const T* x = static_cast<const T*>(input.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  int64_t* ind = indices.defined() ? static_cast<int64_t*>(indices.data_ptr()) : nullptr;
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  for_planes(g.N * g.C, OP * g.KH * g.KW, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = x + p * HW;
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        int64_t hs = oh * g.stride_h - g.pad_h;
+        const int64_t he = std::min(hs + (g.KH - 1) * g.dil_h + 1, g.H);
+        while (hs < 0) hs += g.dil_h;
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          int64_t ws = ow * g.stride_w - g.pad_w;
+          const int64_t we = std::min(ws + (g.KW - 1) * g.dil_w + 1, g.W);
+          while (ws < 0) ws += g.dil_w;
+          int64_t best = hs * g.W + ws;
+          A m = -std::numeric_limits<A>::infinity();
+          for (int64_t h = hs; h < he; h += g.dil_h)
+            for (int64_t w = ws; w < we; w += g.dil_w) {
+              const A v = static_cast<A>(plane[h * g.W + w]);
+              if (v > m || is_nan(v)) {
+                m = v;
+                best = h * g.W + w;
+              }
+            }
+          y[p * OP + oh * g.OW + ow] = static_cast<T>(m);
+          if (ind) ind[p * OP + oh * g.OW + ow] = best;
+        }
+      }
+    }
+  });
+}
+
+template <typename A>
+inline A nan_max(A m, A v) {
+  return (v > m || v != v) ? v : m;  // NaN wins, as in PyTorch
+}
+
+/// Max pooling without indices. Per output row: the elementwise max of the window's input
+/// rows (contiguous), then, for the windows that lie inside the row, the max over the
+/// window's columns as a loop over outputs per kernel column (both vectorise); windows
+/// that cross the left/right edge take the scalar path.
+template <typename T>
+void max_pool_values(const Pool2dGeometry& g, const Tensor& out, const Tensor& input) {
+  using A = acc_t<T>;
+  const T* x = static_cast<const T*>(input.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  const int64_t sw = g.stride_w, dw = g.dil_w, pw = g.pad_w;
+  // Outputs [lo, hi) have their whole window inside [0, W).
+  const int64_t lo = std::min((pw + sw - 1) / sw, g.OW);
+  int64_t hi = g.OW;
+  while (hi > lo && (hi - 1) * sw - pw + (g.KW - 1) * dw >= g.W) --hi;
+  for_planes(g.N * g.C, OP * g.KH * g.KW, [&](int64_t b, int64_t e) {
+    std::vector<A> rowmax(static_cast<size_t>(g.W)), outrow(static_cast<size_t>(g.OW));
+    A* rm = rowmax.data();
+    A* acc = outrow.data();
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = x + p * HW;
+      T* yp = y + p * OP;
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        int64_t hs = oh * g.stride_h - g.pad_h;
+        const int64_t he = std::min(hs + (g.KH - 1) * g.dil_h + 1, g.H);
+        while (hs < 0) hs += g.dil_h;
+        const T* r0 = plane + hs * g.W;
+#pragma omp simd
+        for (int64_t w = 0; w < g.W; ++w) rm[w] = static_cast<A>(r0[w]);
+        for (int64_t h = hs + g.dil_h; h < he; h += g.dil_h) {
+          const T* r = plane + h * g.W;
+#pragma omp simd
+          for (int64_t w = 0; w < g.W; ++w) rm[w] = nan_max(rm[w], static_cast<A>(r[w]));
+        }
+        // Interior windows: one pass over the outputs per kernel column.
+        const A* base = rm - pw;
+#pragma omp simd
+        for (int64_t ow = lo; ow < hi; ++ow) acc[ow] = base[ow * sw];
+        for (int64_t kw = 1; kw < g.KW; ++kw) {
+          const A* col = base + kw * dw;
+#pragma omp simd
+          for (int64_t ow = lo; ow < hi; ++ow) acc[ow] = nan_max(acc[ow], col[ow * sw]);
+        }
+        // Edge windows.
+        auto edge = [&](int64_t ow) {
+          int64_t ws = ow * sw - pw;
+          const int64_t we = std::min(ws + (g.KW - 1) * dw + 1, g.W);
+          while (ws < 0) ws += dw;
+          A m = rm[ws];
+          for (int64_t w = ws + dw; w < we; w += dw) m = nan_max(m, rm[w]);
+          acc[ow] = m;
+        };
+        for (int64_t ow = 0; ow < lo; ++ow) edge(ow);
+        for (int64_t ow = std::max(hi, lo); ow < g.OW; ++ow) edge(ow);
+        T* yr = yp + oh * g.OW;
+#pragma omp simd
+        for (int64_t ow = 0; ow < g.OW; ++ow) yr[ow] = static_cast<T>(acc[ow]);
+      }
+    }
+  });
+}
+
+template <typename T>
+void avg_pool_loop(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
+                   std::optional<int64_t> divisor_override) {
+  using A = acc_t<T>;
+  const T* x = static_cast<const T*>(input.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  for_planes(g.N * g.C, OP * g.KH * g.KW, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = x + p * HW;
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        int64_t hs = oh * g.stride_h - g.pad_h;
+        int64_t he = std::min(hs + g.KH, g.H + g.pad_h);
+        const int64_t ph = he - hs;
+        hs = std::max<int64_t>(hs, 0);
+        he = std::min(he, g.H);
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          int64_t ws = ow * g.stride_w - g.pad_w;
+          int64_t we = std::min(ws + g.KW, g.W + g.pad_w);
+          const int64_t pool = ph * (we - ws);
+          ws = std::max<int64_t>(ws, 0);
+          we = std::min(we, g.W);
+          A sum = A(0);
+          for (int64_t h = hs; h < he; ++h)
+            for (int64_t w = ws; w < we; ++w) sum = static_cast<A>(sum + static_cast<A>(plane[h * g.W + w]));
+          int64_t div = divisor_override ? *divisor_override : count_include_pad ? pool : (he - hs) * (we - ws);
+          A r;
+          if (div == 0) r = A(0);  // an empty window (only reachable with zero-size planes)
+          else r = static_cast<A>(sum / static_cast<A>(div));
+          y[p * OP + oh * g.OW + ow] = static_cast<T>(r);
+        }
+      }
+    }
+  });
+}
+
+inline int64_t start_index(int64_t o, int64_t out, int64_t in) { return (o * in) / out; }
+inline int64_t end_index(int64_t o, int64_t out, int64_t in) { return ((o + 1) * in + out - 1) / out; }
+
+template <typename T>
+void adaptive_loop(const Tensor& out, const Tensor& indices, const Tensor& input, bool is_max) {
+  using A = acc_t<T>;
+  const int64_t planes = input.size(0) * input.size(1), H = input.size(2), W = input.size(3);
+  const int64_t OH = out.size(2), OW = out.size(3);
+  const T* x = static_cast<const T*>(input.data_ptr());
+  T* y = static_cast<T*>(out.data_ptr());
+  int64_t* ind = indices.defined() ? static_cast<int64_t*>(indices.data_ptr()) : nullptr;
+  const int64_t win = ((H + OH - 1) / std::max<int64_t>(OH, 1) + 1) * ((W + OW - 1) / std::max<int64_t>(OW, 1) + 1);
+  for_planes(planes, OH * OW * win, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = x + p * H * W;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const int64_t hs = start_index(oh, OH, H), he = end_index(oh, OH, H);
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const int64_t ws = start_index(ow, OW, W), we = end_index(ow, OW, W);
+          const int64_t o = p * OH * OW + oh * OW + ow;
+          if (is_max) {
+            A m = -std::numeric_limits<A>::infinity();
+            int64_t best = hs * W + ws;
+            for (int64_t h = hs; h < he; ++h)
+              for (int64_t w = ws; w < we; ++w) {
+                const A v = static_cast<A>(plane[h * W + w]);
+                if (v > m || is_nan(v)) {
+                  m = v;
+                  best = h * W + w;
+                }
+              }
+            y[o] = static_cast<T>(m);
+            ind[o] = best;
+          } else {
+            A sum = A(0);
+            for (int64_t h = hs; h < he; ++h)
+              for (int64_t w = ws; w < we; ++w) sum += static_cast<A>(plane[h * W + w]);
+            y[o] = static_cast<T>(sum / static_cast<A>((he - hs) * (we - ws)));
+          }
+        }
+      }
+    }
+  });
+}
+
+[[noreturn]] void bad_dtype(const char* op, DType dt) {
+  throw TypeError(str_cat("[", op, "] unsupported dtype ", dtype_name(dt)));
+}
+
+}  // namespace
+
+void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& indices, const Tensor& input) {
+  if (out.numel() == 0) return;
+  Tensor x = contiguous_copy(input);
+  // Not oneDNN: its max pooling neither propagates NaN nor returns -inf for an all -inf
+  // window (it starts from the lowest finite float).
+  if (!indices.defined()) {
+    switch (out.dtype()) {
+      case DType::Float32: return max_pool_values<float>(g, out, x);
+      case DType::Float64: return max_pool_values<double>(g, out, x);
+      case DType::BFloat16: return max_pool_values<BFloat16>(g, out, x);
+      default: bad_dtype("max_pool2d", out.dtype());
+    }
+  }
+  switch (out.dtype()) {
+    case DType::Float32: return max_pool_loop<float>(g, out, indices, x);
+    case DType::Float64: return max_pool_loop<double>(g, out, indices, x);
+    case DType::BFloat16: return max_pool_loop<BFloat16>(g, out, indices, x);
+    default: bad_dtype("max_pool2d", out.dtype());
+  }
+}
+
+void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
+                        std::optional<int64_t> divisor_override) {
+  if (out.numel() == 0) return;
+  Tensor x = contiguous_copy(input);
+  onednn::PoolPadding pad;
+  if (out.dtype() == DType::Float32 && !divisor_override && onednn_pool_padding(g, pad)) {
+    // With count_include_pad, oneDNN divides by KH*KW; PyTorch clips the window to the
+    // padded input, which differs only when ceil_mode makes a window overhang it.
+    const bool overhang = (g.OH - 1) * g.stride_h + g.KH > g.H + 2 * g.pad_h ||
+                          (g.OW - 1) * g.stride_w + g.KW > g.W + 2 * g.pad_w;
+    if (!count_include_pad || !overhang) {
+      onednn::pool2d_f32(count_include_pad ? onednn::PoolKind::AvgIncludePad : onednn::PoolKind::AvgExcludePad, g,
+                         pad, static_cast<const float*>(x.data_ptr()), static_cast<float*>(out.data_ptr()));
+      return;
+    }
+  }
+  switch (out.dtype()) {
+    case DType::Float32: return avg_pool_loop<float>(g, out, x, count_include_pad, divisor_override);
+    case DType::Float64: return avg_pool_loop<double>(g, out, x, count_include_pad, divisor_override);
+    case DType::BFloat16: return avg_pool_loop<BFloat16>(g, out, x, count_include_pad, divisor_override);
+    case DType::Int64: return avg_pool_loop<int64_t>(g, out, x, count_include_pad, divisor_override);
+    default: bad_dtype("avg_pool2d", out.dtype());
+  }
+}
+
+void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& input) {
+  if (out.numel() == 0) return;
+  Tensor x = contiguous_copy(input);
+  switch (out.dtype()) {
+    case DType::Float32: return adaptive_loop<float>(out, Tensor(), x, false);
+    case DType::Float64: return adaptive_loop<double>(out, Tensor(), x, false);
+    case DType::BFloat16: return adaptive_loop<BFloat16>(out, Tensor(), x, false);
+    default: bad_dtype("adaptive_avg_pool2d", out.dtype());
+  }
+}
+
+void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const Tensor& input) {
+  if (out.numel() == 0) return;
+  Tensor x = contiguous_copy(input);
+  switch (out.dtype()) {
+    case DType::Float32: return adaptive_loop<float>(out, indices, x, true);
+    case DType::Float64: return adaptive_loop<double>(out, indices, x, true);
+    case DType::BFloat16: return adaptive_loop<BFloat16>(out, indices, x, true);
+    default: bad_dtype("adaptive_max_pool2d", out.dtype());
+  }
+}
+
+}  // namespace tandem::kernels

@@ -1,0 +1,264 @@
+// Convolution ops: conv2d and conv_transpose2d have kernels (kernels/cpu/conv.h); conv1d
+// is a composite over conv2d. Pools are in pool.cpp.
+#include "tandem/ops/conv.h"
+
+#include <array>
+#include <string>
+
+#include "tandem/kernels/cpu/conv.h"
+#include "tandem/kernels/cpu/gemm.h"
+#include "tandem/ops/op_utils.h"
+#include "tandem/ops/shape.h"
+
+namespace tandem {
+
+namespace {
+
+using kernels::Conv2dGeometry;
+
+/// One value per spatial dim from a list of 1 or 2 values.
+std::array<int64_t, 2> pair2(const char* op, const char* what, const std::vector<int64_t>& v) {
+  TANDEM_CHECK(v.size() == 1 || v.size() == 2, ValueError, op, "expected ", what,
+               " to be a single integer value or a list of 2 values to match the convolution dimensions, but got ",
+               what, "=", IntArrayRef(v));
+  return v.size() == 1 ? std::array<int64_t, 2>{v[0], v[0]} : std::array<int64_t, 2>{v[0], v[1]};
+}
+
+void check_conv_dtypes(const char* op, const MetaRef& in, const MetaRef& w, const MetaRef& b, bool transposed) {
+  TANDEM_CHECK(in.dtype == w.dtype, TypeError, op, "input type (", dtype_name(in.dtype), ") and weight type (",
+               dtype_name(w.dtype), ") should be the same");
+  TANDEM_CHECK(!b.defined || b.dtype == in.dtype, TypeError, op, "input type (", dtype_name(in.dtype),
+               ") and bias type (", dtype_name(b.dtype), ") should be the same");
+  const DType d = in.dtype;
+  const bool ok = transposed ? (d == kFloat32 || d == kFloat64 || d == kBFloat16 || d == kInt64)
+                             : kernels::gemm_supports(d);
+  TANDEM_CHECK(ok, TypeError, op, "got dtype ", dtype_name(d), ", expected ",
+               transposed ? "float32, float64, bfloat16 or int64" : "a floating (not float16) or integer dtype");
+}
+
+void check_bias(const char* op, const MetaRef& w, const MetaRef& b, int64_t oc) {
+  if (!b.defined) return;
+  TANDEM_CHECK(b.dim() == 1 && b.sizes[0] == oc, ShapeError, op, "given weight of size ", w.sizes,
+               ", expected bias to be 1-dimensional with ", oc, " elements, but got bias of size ", b.sizes,
+               " instead");
+}
+
+/// Validates a conv2d / conv_transpose2d call and computes its geometry.
+Conv2dGeometry conv_geometry(const char* op, ArrayRef<MetaRef> in, const AttrReader& a, bool transposed) {
+  const MetaRef &x = in[0], &w = in[1], &b = in[2];
+  TANDEM_CHECK(x.dim() == 3 || x.dim() == 4, ShapeError, op, "expected 3D (unbatched) or 4D (batched) input to ", op,
+               ", but got input of size: ", x.sizes);
+  TANDEM_CHECK(w.dim() == 4, ShapeError, op, "expected a 4-D weight, but got weight of size ", w.sizes);
+  check_conv_dtypes(op, x, w, b, transposed);
+  // Attribute layout: conv2d (stride, padding, dilation, groups);
+  // conv_transpose2d (stride, padding, output_padding, groups, dilation).
+  const auto stride = pair2(op, "stride", a.ints(0));
+  const auto dil = pair2(op, "dilation", a.ints(transposed ? 4 : 2));
+  const int64_t groups = a.i(3);
+  TANDEM_CHECK(groups > 0, ValueError, op, "non-positive groups is not supported, got groups=", groups);
+  TANDEM_CHECK(stride[0] > 0 && stride[1] > 0, ValueError, op, "non-positive stride is not supported, got stride=",
+               a.ints(0));
+  TANDEM_CHECK(dil[0] > 0 && dil[1] > 0, ValueError, op, "dilation should be greater than zero, but got ",
+               a.ints(transposed ? 4 : 2));
+  const bool unbatched = x.dim() == 3;
+  Conv2dGeometry g;
+  g.N = unbatched ? 1 : x.sizes[0];
+  g.C = x.sizes[unbatched ? 0 : 1];
+  g.H = x.sizes[unbatched ? 1 : 2];
+  g.W = x.sizes[unbatched ? 2 : 3];
+  g.KH = w.sizes[2];
+  g.KW = w.sizes[3];
+  TANDEM_CHECK(g.H > 0 && g.W > 0, ShapeError, op, "only zero batch or zero channel inputs are supported, but got input shape: ",
+               x.sizes);
+  g.groups = groups;
+  g.stride_h = stride[0];
+  g.stride_w = stride[1];
+  g.dil_h = dil[0];
+  g.dil_w = dil[1];
+  TANDEM_CHECK(w.sizes[0] % groups == 0, ShapeError, op, "given groups=", groups,
+               ", expected weight to be divisible by ", groups, " at dimension 0, but got weight of size ", w.sizes,
+               " instead");
+  const std::string xs = str_cat(x.sizes);
+  if (!transposed) {
+    TANDEM_CHECK(w.sizes[0] > 0, ShapeError, op, "given groups=", groups,
+                 ", expected weight to be at least 1 at dimension 0, but got weight of size ", w.sizes, " instead");
+    TANDEM_CHECK(g.C == w.sizes[1] * groups, ShapeError, op, "given groups=", groups, ", weight of size ", w.sizes,
+                 ", expected input", xs, " to have ", w.sizes[1] * groups, " channels, but got ", g.C,
+                 " channels instead");
+    // PyTorch quirk kept for parity: an input with zero channels gives zero output channels.
+    g.OC = g.C == 0 ? 0 : w.sizes[0];
+    const AttrValue& pad = a.at(1);
+    if (const auto* s = std::get_if<std::string>(&pad)) {
+      TANDEM_CHECK(*s == "same" || *s == "valid", ValueError, op, "invalid padding string: '", *s,
+                   "', expected 'same' or 'valid'");
+      if (*s == "same") {
+        TANDEM_CHECK(g.stride_h == 1 && g.stride_w == 1, ValueError, op,
+                     "padding='same' is not supported for strided convolutions");
+        const int64_t th = g.dil_h * (g.KH - 1), tw = g.dil_w * (g.KW - 1);
+        g.pad_t = th / 2;
+        g.pad_b = th - g.pad_t;
+        g.pad_l = tw / 2;
+        g.pad_r = tw - g.pad_l;
+      }
+    } else {
+      const auto p = pair2(op, "padding", a.ints(1));
+      TANDEM_CHECK(p[0] >= 0 && p[1] >= 0, ValueError, op, "negative padding is not supported, got padding=",
+                   a.ints(1));
+      g.pad_t = g.pad_b = p[0];
+      g.pad_l = g.pad_r = p[1];
+    }
+    const int64_t eh = g.dil_h * (g.KH - 1) + 1, ew = g.dil_w * (g.KW - 1) + 1;
+    const int64_t ph = g.H + g.pad_t + g.pad_b, pw = g.W + g.pad_l + g.pad_r;
+    TANDEM_CHECK(ph >= eh && pw >= ew, ShapeError, op, "calculated padded input size per channel: (", ph, " x ", pw,
+                 "). Kernel size: (", eh, " x ", ew, "). Kernel size can't be greater than actual input size");
+    g.OH = (ph - eh) / g.stride_h + 1;
+    g.OW = (pw - ew) / g.stride_w + 1;
+  } else {
+    TANDEM_CHECK(w.sizes[0] > 0, ShapeError, op, "given groups=", groups,
+                 ", expected weight to be at least 1 at dimension 0, but got weight of size ", w.sizes, " instead");
+    TANDEM_CHECK(g.C == w.sizes[0], ShapeError, op, "given transposed=1, weight of size ", w.sizes,
+                 ", expected input", xs, " to have ", w.sizes[0], " channels, but got ", g.C, " channels instead");
+    g.OC = w.sizes[1] * groups;
+    const auto p = pair2(op, "padding", a.ints(1));
+    const auto op_ = pair2(op, "output_padding", a.ints(2));
+    TANDEM_CHECK(p[0] >= 0 && p[1] >= 0, ValueError, op, "negative padding is not supported, got padding=", a.ints(1));
+    TANDEM_CHECK(op_[0] >= 0 && op_[1] >= 0, ValueError, op, "negative output_padding is not supported, got ",
+                 a.ints(2));
+    TANDEM_CHECK((op_[0] < g.stride_h || op_[0] < g.dil_h) && (op_[1] < g.stride_w || op_[1] < g.dil_w), ValueError,
+                 op, "output padding must be smaller than either stride or dilation, but got output_padding_height: ",
+                 op_[0], " output_padding_width: ", op_[1], " stride_height: ", g.stride_h, " stride_width: ",
+                 g.stride_w, " dilation_height: ", g.dil_h, " dilation_width: ", g.dil_w);
+    g.pad_t = p[0];
+    g.pad_l = p[1];
+    g.pad_b = p[0] - op_[0];
+    g.pad_r = p[1] - op_[1];
+    g.OH = (g.H - 1) * g.stride_h - 2 * p[0] + g.dil_h * (g.KH - 1) + op_[0] + 1;
+    g.OW = (g.W - 1) * g.stride_w - 2 * p[1] + g.dil_w * (g.KW - 1) + op_[1] + 1;
+    TANDEM_CHECK(g.OH > 0 && g.OW > 0, ShapeError, op, "given input size per channel: (", g.H, " x ", g.W,
+                 "). Calculated output size per channel: (", g.OH, " x ", g.OW, "). Output size is too small");
+  }
+  check_bias(op, w, b, transposed ? g.OC : w.sizes[0]);
+  return g;
+}
+
+void conv_meta(MetaContext& c, bool transposed) {
+  const Conv2dGeometry g = conv_geometry(c.op, c.inputs, c.attrs, transposed);
+  DimVector out{g.OC, g.OH, g.OW};
+  if (c.inputs[0].dim() == 4) out.insert(out.begin(), g.N);
+  c.outputs.push_back(TensorMeta{c.inputs[0].dtype, std::move(out), {}});
+}
+
+/// A [C, H, W] tensor seen as [1, C, H, W] (no copy).
+Tensor batched(const Tensor& t) {
+  if (t.dim() == 4) return t;
+  return make_alias(t, {1, t.size(0), t.size(1), t.size(2)}, {t.numel(), t.stride(0), t.stride(1), t.stride(2)},
+                    t.storage_offset());
+}
+
+void conv_kernel(KernelContext& c, bool transposed) {
+  SmallVec<MetaRef, 3> metas;
+  for (const Tensor& t : c.inputs) metas.push_back(MetaRef::of(t));
+  const Conv2dGeometry g = conv_geometry(c.op, metas.ref(), c.attrs, transposed);
+  const Tensor x = batched(c.inputs[0]), y = batched(c.outputs[0]);
+  if (transposed) kernels::conv_transpose2d_forward(g, y, x, c.inputs[1], c.inputs[2]);
+  else kernels::conv2d_forward(g, y, x, c.inputs[1], c.inputs[2]);
+}
+
+}  // namespace
+
+TANDEM_REGISTER_OP(conv2d) {
+  OpDef d;
+  d.name = "conv2d";
+  d.inputs = {{"input"}, {"weight"}, {"bias", true, true}};
+  d.attrs = {{"stride", std::vector<int64_t>{1, 1}},
+             {"padding", std::vector<int64_t>{0, 0}},  // or the string "same" / "valid"
+             {"dilation", std::vector<int64_t>{1, 1}},
+             {"groups", int64_t{1}}};
+  d.meta = [](MetaContext& c) { conv_meta(c, false); };
+  d.cpu_kernel = [](KernelContext& c) { conv_kernel(c, false); };
+  d.save_inputs = 0b011;  // input and weight; the bias gradient needs only grad_output
+  return d;
+}
+
+TANDEM_REGISTER_OP(conv_transpose2d) {
+  OpDef d;
+  d.name = "conv_transpose2d";
+  d.inputs = {{"input"}, {"weight"}, {"bias", true, true}};
+  d.attrs = {{"stride", std::vector<int64_t>{1, 1}},
+             {"padding", std::vector<int64_t>{0, 0}},
+             {"output_padding", std::vector<int64_t>{0, 0}},
+             {"groups", int64_t{1}},
+             {"dilation", std::vector<int64_t>{1, 1}}};
+  d.meta = [](MetaContext& c) { conv_meta(c, true); };
+  d.cpu_kernel = [](KernelContext& c) { conv_kernel(c, true); };
+  d.save_inputs = 0b011;
+  return d;
+}
+
+TANDEM_REGISTER_OP(conv1d) {
+  OpDef d;
+  d.name = "conv1d";
+  d.inputs = {{"input"}, {"weight"}, {"bias", true, true}};
+  d.attrs = {{"stride", std::vector<int64_t>{1}},
+             {"padding", std::vector<int64_t>{0}},
+             {"dilation", std::vector<int64_t>{1}},
+             {"groups", int64_t{1}}};
+  d.composite = [](ArrayRef<Tensor> in, const AttrReader& a) {
+    const Tensor &x = in[0], &w = in[1], &b = in[2];
+    TANDEM_CHECK(x.dim() == 2 || x.dim() == 3, ShapeError, "conv1d",
+                 "expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of size: ", x.sizes());
+    TANDEM_CHECK(w.dim() == 3, ShapeError, "conv1d", "expected a 3-D weight, but got weight of size ", w.sizes());
+    auto one = [](const char* what, const std::vector<int64_t>& v) {
+      TANDEM_CHECK(v.size() == 1, ValueError, "conv1d", "expected ", what,
+                   " to be a single integer value or a list of 1 values to match the convolution dimensions, but got ",
+                   what, "=", IntArrayRef(v));
+      return std::vector<int64_t>{1, v[0]};
+    };
+    Attrs attrs;
+    attrs.push_back(one("stride", a.ints(0)));
+    if (const auto* s = std::get_if<std::string>(&a.at(1))) attrs.push_back(*s);
+    else attrs.push_back(std::vector<int64_t>{0, one("padding", a.ints(1))[1]});
+    attrs.push_back(one("dilation", a.ints(2)));
+    attrs.push_back(a.i(3));
+    // [N, C, L] -> [N, C, 1, L]; weight [OC, C/g, K] -> [OC, C/g, 1, K].
+    Tensor y = dispatch1(op_conv2d(), {unsqueeze(x, -2), unsqueeze(w, -2), b}, attrs.ref());
+    return std::vector<Tensor>{squeeze(y, -2)};
+  };
+  return d;
+}
+
+// ---------------------------------------------------------------- functional API
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return dispatch1(op_conv2d(), {input, weight, bias},
+                   {AttrValue(stride.vec()), AttrValue(padding.vec()), AttrValue(dilation.vec()), AttrValue(groups)});
+}
+namespace {
+std::string padding_name(PaddingMode p) { return p == PaddingMode::Same ? "same" : "valid"; }
+}  // namespace
+
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation, int64_t groups) {
+  return dispatch1(op_conv2d(), {input, weight, bias},
+                   {AttrValue(stride.vec()), AttrValue(padding_name(padding)), AttrValue(dilation.vec()),
+                    AttrValue(groups)});
+}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, IntArrayRef padding,
+              IntArrayRef dilation, int64_t groups) {
+  return dispatch1(op_conv1d(), {input, weight, bias},
+                   {AttrValue(stride.vec()), AttrValue(padding.vec()), AttrValue(dilation.vec()), AttrValue(groups)});
+}
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride, PaddingMode padding,
+              IntArrayRef dilation, int64_t groups) {
+  return dispatch1(op_conv1d(), {input, weight, bias},
+                   {AttrValue(stride.vec()), AttrValue(padding_name(padding)), AttrValue(dilation.vec()),
+                    AttrValue(groups)});
+}
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, IntArrayRef stride,
+                        IntArrayRef padding, IntArrayRef output_padding, int64_t groups, IntArrayRef dilation) {
+  return dispatch1(op_conv_transpose2d(), {input, weight, bias},
+                   {AttrValue(stride.vec()), AttrValue(padding.vec()), AttrValue(output_padding.vec()),
+                    AttrValue(groups), AttrValue(dilation.vec())});
+}
+
+}  // namespace tandem

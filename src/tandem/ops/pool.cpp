@@ -1,0 +1,250 @@
+// Pooling ops (declared in conv.h): max_pool2d (+ _with_indices), avg_pool2d,
+// adaptive_avg_pool2d, adaptive_max_pool2d. Kernels in kernels/cpu/pool.cpp.
+#include <array>
+
+#include "tandem/kernels/cpu/conv.h"
+#include "tandem/ops/conv.h"
+#include "tandem/ops/op_utils.h"
+
+namespace tandem {
+
+namespace {
+
+using kernels::Pool2dGeometry;
+
+std::array<int64_t, 2> pool_pair(const char* op, const char* what, const std::vector<int64_t>& v) {
+  TANDEM_CHECK(v.size() == 1 || v.size() == 2, ValueError, op, what, " must either be a single int, or a list of two ints, got ",
+               IntArrayRef(v));
+  return v.size() == 1 ? std::array<int64_t, 2>{v[0], v[0]} : std::array<int64_t, 2>{v[0], v[1]};
+}
+
+/// floor(a / b) for b > 0 (C++ division truncates toward zero).
+int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+/// PyTorch's pooling_output_shape.
+int64_t pool_out(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dil, bool ceil_mode) {
+  int64_t out = div_floor(in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), stride) + 1;
+  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
+  return out;
+}
+
+void check_pool_input(const char* op, const MetaRef& x) {
+  bool ok = x.dim() == 3 || x.dim() == 4;
+  for (int64_t d = x.dim() == 4 ? 1 : 0; ok && d < x.dim(); ++d) ok = x.sizes[d] > 0;
+  TANDEM_CHECK(ok, ShapeError, op, "expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, "
+               "but got: ", x.sizes);
+}
+
+void check_dtype(const char* op, DType d, bool allow_int64) {
+  const bool ok = d == kFloat32 || d == kFloat64 || d == kBFloat16 || (allow_int64 && d == kInt64);
+  TANDEM_CHECK(ok, TypeError, op, "got dtype ", dtype_name(d), ", expected float32, float64, bfloat16",
+               allow_int64 ? " or int64" : "");
+}
+
+/// Validates a max/avg pool call. Attribute layout: kernel_size, stride, padding, then
+/// dilation + ceil_mode (max) or ceil_mode (avg).
+Pool2dGeometry pool_geometry(const char* op, const MetaRef& x, const AttrReader& a, bool is_max) {
+  check_pool_input(op, x);
+  const auto k = pool_pair(op, "kernel_size", a.ints(0));
+  const auto s = a.ints(1).empty() ? k : pool_pair(op, "stride", a.ints(1));
+  const auto p = pool_pair(op, "padding", a.ints(2));
+  const auto dl = is_max ? pool_pair(op, "dilation", a.ints(3)) : std::array<int64_t, 2>{1, 1};
+  const bool ceil_mode = a.b(is_max ? 4 : 3);
+  TANDEM_CHECK(k[0] > 0 && k[1] > 0, ValueError, op, "kernel size should be greater than zero, but got kernel_size=",
+               a.ints(0));
+  TANDEM_CHECK(s[0] > 0 && s[1] > 0, ValueError, op, "stride should be greater than zero, but got stride=", a.ints(1));
+  TANDEM_CHECK(dl[0] > 0 && dl[1] > 0, ValueError, op, "dilation should be greater than zero, but got dilation=",
+               IntArrayRef(dl.data(), 2));
+  TANDEM_CHECK(p[0] >= 0 && p[1] >= 0, ValueError, op, "pad must be non-negative, but got padding=", a.ints(2));
+  TANDEM_CHECK(p[0] <= k[0] / 2 && p[1] <= k[1] / 2, ValueError, op,
+               "pad should be at most half of kernel size, but got pad=", a.ints(2), " and kernel_size=", a.ints(0));
+  Pool2dGeometry g;
+  const bool unbatched = x.dim() == 3;
+  g.N = unbatched ? 1 : x.sizes[0];
+  g.C = x.sizes[unbatched ? 0 : 1];
+  g.H = x.sizes[unbatched ? 1 : 2];
+  g.W = x.sizes[unbatched ? 2 : 3];
+  g.KH = k[0];
+  g.KW = k[1];
+  g.stride_h = s[0];
+  g.stride_w = s[1];
+  g.pad_h = p[0];
+  g.pad_w = p[1];
+  g.dil_h = dl[0];
+  g.dil_w = dl[1];
+  g.ceil_mode = ceil_mode;
+  g.OH = pool_out(g.H, g.KH, g.pad_h, g.stride_h, g.dil_h, ceil_mode);
+  g.OW = pool_out(g.W, g.KW, g.pad_w, g.stride_w, g.dil_w, ceil_mode);
+  TANDEM_CHECK(g.OH >= 1 && g.OW >= 1, ShapeError, op, "given input size: (", g.C, "x", g.H, "x", g.W,
+               "). Calculated output size: (", g.C, "x", g.OH, "x", g.OW, "). Output size is too small");
+  return g;
+}
+
+DimVector out_sizes(const MetaRef& x, int64_t oh, int64_t ow) {
+  DimVector out(x.sizes.begin(), x.sizes.end() - 2);
+  out.push_back(oh);
+  out.push_back(ow);
+  return out;
+}
+
+/// A [C, H, W] tensor seen as [1, C, H, W] (no copy).
+Tensor batched(const Tensor& t) {
+  if (!t.defined() || t.dim() == 4) return t;
+  return make_alias(t, {1, t.size(0), t.size(1), t.size(2)}, {t.numel(), t.stride(0), t.stride(1), t.stride(2)},
+                    t.storage_offset());
+}
+
+void max_pool_meta(MetaContext& c, bool with_indices) {
+  check_dtype(c.op, c.inputs[0].dtype, false);
+  const Pool2dGeometry g = pool_geometry(c.op, c.inputs[0], c.attrs, true);
+  DimVector out = out_sizes(c.inputs[0], g.OH, g.OW);
+  c.outputs.push_back(TensorMeta{c.inputs[0].dtype, out, {}});
+  if (with_indices) c.outputs.push_back(TensorMeta{kInt64, out, {}});
+}
+
+void max_pool_kernel(KernelContext& c) {
+  const Pool2dGeometry g = pool_geometry(c.op, MetaRef::of(c.inputs[0]), c.attrs, true);
+  kernels::max_pool2d_forward(g, batched(c.outputs[0]), c.outputs.size() > 1 ? batched(c.outputs[1]) : Tensor(),
+                              batched(c.inputs[0]));
+}
+
+std::vector<AttrSpec> max_pool_attrs() {
+  return {{"kernel_size", std::vector<int64_t>{}},
+          {"stride", std::vector<int64_t>{}},  // empty: kernel_size
+          {"padding", std::vector<int64_t>{0}},
+          {"dilation", std::vector<int64_t>{1}},
+          {"ceil_mode", false}};
+}
+
+std::array<int64_t, 2> adaptive_size(const char* op, const MetaRef& x, const std::vector<int64_t>& size) {
+  TANDEM_CHECK(x.dim() == 3 || x.dim() == 4, ShapeError, op, "expected 3D or 4D input, but got input of size ", x.sizes);
+  for (int64_t d = x.dim() == 4 ? 1 : 0; d < x.dim(); ++d)
+    TANDEM_CHECK(x.sizes[d] > 0, ShapeError, op,
+                 "expected input to have non-zero size for non-batch dimensions, but input has sizes ", x.sizes,
+                 " with dimension ", d, " being empty");
+  const auto o = pool_pair(op, "output_size", size);
+  TANDEM_CHECK(o[0] >= 0 && o[1] >= 0, ValueError, op,
+               "elements of output_size must be greater than or equal to 0 but received ", IntArrayRef(size));
+  return o;
+}
+
+}  // namespace
+
+TANDEM_REGISTER_OP(max_pool2d) {
+  OpDef d;
+  d.name = "max_pool2d";
+  d.inputs = {{"input"}};
+  d.attrs = max_pool_attrs();
+  d.meta = [](MetaContext& c) { max_pool_meta(c, false); };
+  d.cpu_kernel = max_pool_kernel;
+  d.save_inputs = 0b1;  // backward recomputes the argmax from the input
+  return d;
+}
+
+TANDEM_REGISTER_OP(max_pool2d_with_indices) {
+  OpDef d;
+  d.name = "max_pool2d_with_indices";
+  d.inputs = {{"input"}};
+  d.attrs = max_pool_attrs();
+  d.num_outputs = 2;
+  d.meta = [](MetaContext& c) { max_pool_meta(c, true); };
+  d.cpu_kernel = max_pool_kernel;
+  d.save_outputs = 0b10;  // the indices (the input's shape is in BackwardContext::input_metas)
+  d.output_differentiable = {true, false};
+  return d;
+}
+
+TANDEM_REGISTER_OP(avg_pool2d) {
+  OpDef d;
+  d.name = "avg_pool2d";
+  d.inputs = {{"input"}};
+  d.attrs = {{"kernel_size", std::vector<int64_t>{}},
+             {"stride", std::vector<int64_t>{}},
+             {"padding", std::vector<int64_t>{0}},
+             {"ceil_mode", false},
+             {"count_include_pad", true},
+             {"divisor_override", std::monostate{}}};
+  d.meta = [](MetaContext& c) {
+    check_dtype(c.op, c.inputs[0].dtype, true);
+    const Pool2dGeometry g = pool_geometry(c.op, c.inputs[0], c.attrs, false);
+    TANDEM_CHECK(c.attrs.opt_i(5).value_or(1) != 0, ValueError, c.op, "divisor must be not zero");
+    c.outputs.push_back(TensorMeta{c.inputs[0].dtype, out_sizes(c.inputs[0], g.OH, g.OW), {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    const Pool2dGeometry g = pool_geometry(c.op, MetaRef::of(c.inputs[0]), c.attrs, false);
+    kernels::avg_pool2d_forward(g, batched(c.outputs[0]), batched(c.inputs[0]), c.attrs.b(4), c.attrs.opt_i(5));
+  };
+  // The backward needs only the input's shape and the attributes.
+  return d;
+}
+
+TANDEM_REGISTER_OP(adaptive_avg_pool2d) {
+  OpDef d;
+  d.name = "adaptive_avg_pool2d";
+  d.inputs = {{"input"}};
+  d.attrs = {{"output_size", std::vector<int64_t>{}}};
+  d.meta = [](MetaContext& c) {
+    check_dtype(c.op, c.inputs[0].dtype, false);
+    const auto o = adaptive_size(c.op, c.inputs[0], c.attrs.ints(0));
+    c.outputs.push_back(TensorMeta{c.inputs[0].dtype, out_sizes(c.inputs[0], o[0], o[1]), {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    kernels::adaptive_avg_pool2d_forward(batched(c.outputs[0]), batched(c.inputs[0]));
+  };
+  return d;
+}
+
+TANDEM_REGISTER_OP(adaptive_max_pool2d) {
+  OpDef d;
+  d.name = "adaptive_max_pool2d";
+  d.inputs = {{"input"}};
+  d.attrs = {{"output_size", std::vector<int64_t>{}}};
+  d.num_outputs = 2;
+  d.meta = [](MetaContext& c) {
+    check_dtype(c.op, c.inputs[0].dtype, false);
+    const auto o = adaptive_size(c.op, c.inputs[0], c.attrs.ints(0));
+    DimVector out = out_sizes(c.inputs[0], o[0], o[1]);
+    c.outputs.push_back(TensorMeta{c.inputs[0].dtype, out, {}});
+    c.outputs.push_back(TensorMeta{kInt64, out, {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    kernels::adaptive_max_pool2d_forward(batched(c.outputs[0]), batched(c.outputs[1]), batched(c.inputs[0]));
+  };
+  d.save_outputs = 0b10;
+  d.output_differentiable = {true, false};
+  return d;
+}
+
+// ---------------------------------------------------------------- functional API
+Tensor max_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  IntArrayRef dilation, bool ceil_mode) {
+  return dispatch1(op_max_pool2d(), {input},
+                   {AttrValue(kernel_size.vec()), AttrValue(stride.vec()), AttrValue(padding.vec()),
+                    AttrValue(dilation.vec()), AttrValue(ceil_mode)});
+}
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride,
+                                                   IntArrayRef padding, IntArrayRef dilation, bool ceil_mode) {
+  OpOutputs o = dispatch(op_max_pool2d_with_indices(), {input},
+                         {AttrValue(kernel_size.vec()), AttrValue(stride.vec()), AttrValue(padding.vec()),
+                          AttrValue(dilation.vec()), AttrValue(ceil_mode)});
+  return {o[0], o[1]};
+}
+
+Tensor avg_pool2d(const Tensor& input, IntArrayRef kernel_size, IntArrayRef stride, IntArrayRef padding,
+                  bool ceil_mode, bool count_include_pad, std::optional<int64_t> divisor_override) {
+  return dispatch1(op_avg_pool2d(), {input},
+                   {AttrValue(kernel_size.vec()), AttrValue(stride.vec()), AttrValue(padding.vec()),
+                    AttrValue(ceil_mode), AttrValue(count_include_pad), opt_attr(divisor_override)});
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& input, IntArrayRef output_size) {
+  return dispatch1(op_adaptive_avg_pool2d(), {input}, {AttrValue(output_size.vec())});
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, IntArrayRef output_size) {
+  OpOutputs o = dispatch(op_adaptive_max_pool2d(), {input}, {AttrValue(output_size.vec())});
+  return {o[0], o[1]};
+}
+
+}  // namespace tandem

@@ -1,0 +1,257 @@
+// Hand-written linear-algebra tests: what the oracle JSON cannot express (blocking
+// boundaries of the portable GEMM, the oneDNN primitive cache, threads, which ops a
+// composite dispatches, exact messages, OpDef flags).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/tensor_json.h"
+#include "tandem/kernels/cpu/onednn.h"
+#include "tandem/tandem.h"
+
+using namespace tandem;
+
+namespace {
+
+/// Deterministic values, multiples of 1/16 in [-2, 2): products and their sums stay exact
+/// in float64 (and in float32 for short sums), so results can be compared exactly.
+Tensor make(std::vector<int64_t> sizes, DType dt, uint32_t seed) {
+  Tensor t = empty(sizes, kFloat64);
+  double* p = t.data_ptr<double>();
+  uint32_t s = seed * 2654435761u + 1u;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    s = s * 1664525u + 1013904223u;
+    p[i] = static_cast<double>((s >> 8) % 64) / 16.0 - 2.0;
+  }
+  return t.to(dt);
+}
+
+/// Reference product in float64 of 2-D tensors (any dtype, any strides).
+std::vector<double> ref_mm(const Tensor& a, const Tensor& b) {
+  auto av = oracle::to_doubles(a), bv = oracle::to_doubles(b);
+  const int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  std::vector<double> c(static_cast<size_t>(M * N), 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t k = 0; k < K; ++k) {
+      const double x = av[i * K + k];
+      for (int64_t j = 0; j < N; ++j) c[i * N + j] += x * bv[k * N + j];
+    }
+  return c;
+}
+
+void expect_close(const Tensor& got, const std::vector<double>& want, double rtol, double atol) {
+  auto g = oracle::to_doubles(got);
+  ASSERT_EQ(g.size(), want.size());
+  for (size_t i = 0; i < g.size(); ++i)
+    ASSERT_NEAR(g[i], want[i], atol + rtol * std::fabs(want[i])) << "element " << i;
+}
+
+struct NameRecorder : DispatchObserver {
+  std::vector<std::string> names;
+  void on_enter(const OpDef& op, ArrayRef<Tensor>, ArrayRef<AttrValue>, int) override { names.push_back(op.name); }
+  bool saw(const std::string& n) const { return std::find(names.begin(), names.end(), n) != names.end(); }
+};
+
+}  // namespace
+
+TEST(Linalg, Float64GemmCrossesEveryBlockBoundary) {
+  // M > MC (96), N > NC (1024), K > KC (256): several row, column and depth blocks.
+  Tensor a = make({150, 600}, kFloat64, 1), b = make({600, 1100}, kFloat64, 2);
+  expect_close(mm(a, b), ref_mm(a, b), 0, 0);
+  // Transposed and strided operands go through the packing with their strides.
+  Tensor at = make({600, 150}, kFloat64, 3).t();
+  Tensor bs = make({600, 2200}, kFloat64, 4).slice(1, 0, std::nullopt, 2);
+  expect_close(mm(at, bs), ref_mm(at, bs), 0, 0);
+}
+
+TEST(Linalg, AddmmAppliesBetaOnceAcrossDepthBlocks) {
+  Tensor self = make({70, 90}, kFloat64, 5), a = make({70, 700}, kFloat64, 6), b = make({700, 90}, kFloat64, 7);
+  auto prod = ref_mm(a, b);
+  auto sv = oracle::to_doubles(self);
+  std::vector<double> want(prod.size());
+  for (size_t i = 0; i < want.size(); ++i) want[i] = 2.0 * sv[i] + 0.5 * prod[i];
+  expect_close(addmm(self, a, b, 2.0, 0.5), want, 0, 0);
+}
+
+TEST(Linalg, Float32LayoutsMatchReference) {
+  // Large enough for oneDNN; row-major, column-major, padded leading dim, and a layout
+  // oneDNN rejects (column stride 2) that falls back to the portable loop.
+  Tensor base = make({64, 160}, kFloat32, 8);
+  Tensor b = make({80, 48}, kFloat32, 9);
+  std::vector<Tensor> lhs = {base.slice(1, 0, 80).contiguous(), make({80, 64}, kFloat32, 10).t(), base.slice(1, 0, 80),
+                             base.slice(1, 0, 160, 2)};
+  for (const Tensor& a : lhs) {
+    SCOPED_TRACE(::testing::Message() << "strides " << a.strides());
+    expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-4);
+    expect_close(mm(a, b.t().contiguous().t()), ref_mm(a, b), 1e-5, 1e-4);
+  }
+}
+
+TEST(Linalg, IntegerProductsWrapLikePyTorch) {
+  Tensor a = full({1, 2}, int64_t{1} << 20, kInt32), b = full({2, 1}, int64_t{1} << 12, kInt32);
+  EXPECT_EQ(mm(a, b).item<int64_t>(), 0);  // 2 * 2^32 wraps to 0 in int32
+  Tensor c = full({1, 3}, 100, kInt8), d = full({3, 1}, 3, kInt8);
+  EXPECT_EQ(mm(c, d).item<int64_t>(), static_cast<int8_t>(900 & 0xff));
+}
+
+TEST(Linalg, OnednnPrimitiveCacheReusesPrimitives) {
+  namespace dn = kernels::onednn;
+  dn::clear_cache();
+  Tensor a = make({40, 50}, kFloat32, 11), b = make({50, 30}, kFloat32, 12);
+  mm(a, b);
+  mm(a, b);
+  auto s = dn::cache_stats();
+  EXPECT_EQ(s.misses, 1);
+  EXPECT_GE(s.hits, 1);
+  EXPECT_EQ(s.entries, 1);
+  mm(b.t(), a.t());  // another shape: a second entry
+  EXPECT_EQ(dn::cache_stats().entries, 2);
+  dn::set_cache_capacity(1);
+  EXPECT_EQ(dn::cache_stats().entries, 1);
+  expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-4);  // still correct after eviction
+  dn::set_cache_capacity(0);
+  mm(a, b);
+  EXPECT_EQ(dn::cache_stats().entries, 0);
+  dn::set_cache_capacity(256);
+}
+
+TEST(Linalg, OnednnCacheKeysIncludeTheThreadCount) {
+  // oneDNN plans a primitive for the OpenMP thread count it was created with.
+  namespace dn = kernels::onednn;
+  dn::clear_cache();
+  const int n = get_num_threads();
+  // Large enough to run multi-threaded (small products always use one thread).
+  Tensor a = make({80, 90}, kFloat32, 11), b = make({90, 70}, kFloat32, 12);
+  mm(a, b);
+  set_num_threads(n == 1 ? 2 : 1);
+  expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-4);
+  set_num_threads(n);
+  EXPECT_EQ(dn::cache_stats().entries, 2);
+}
+
+TEST(Linalg, ConcurrentProductsFromManyThreads) {
+  std::vector<std::thread> threads;
+  std::vector<int> bad(4, 0);
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([t, &bad] {
+      for (int i = 0; i < 10; ++i) {
+        const int64_t n = 20 + 7 * ((t + i) % 3);
+        Tensor a = make({n, 33}, kFloat32, static_cast<uint32_t>(100 + t)), b = make({33, n}, kFloat32, 7);
+        auto want = ref_mm(a, b);
+        auto got = oracle::to_doubles(mm(a, b));
+        for (size_t k = 0; k < want.size(); ++k)
+          if (std::fabs(got[k] - want[k]) > 1e-3) ++bad[static_cast<size_t>(t)];
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int v : bad) EXPECT_EQ(v, 0);
+}
+
+TEST(Linalg, MatmulFoldsBatchIntoOneMm) {
+  NameRecorder rec;
+  Tensor r;
+  {
+    ObserverGuard g(&rec);
+    r = matmul(make({4, 3, 5}, kFloat32, 1), make({5, 2}, kFloat32, 2));
+  }
+  EXPECT_EQ(r.sizes().vec(), (DimVector{4, 3, 2}));
+  EXPECT_TRUE(rec.saw("mm"));
+  EXPECT_FALSE(rec.saw("bmm"));
+  EXPECT_FALSE(rec.saw("clone"));
+}
+
+TEST(Linalg, MatmulBroadcastsBatchWithoutCopying) {
+  // [3, 5] @ [4, 5, 2]: the left operand is expanded with stride 0 (oneDNN broadcast).
+  NameRecorder rec;
+  Tensor a = make({3, 5}, kFloat64, 3), b = make({4, 5, 2}, kFloat64, 4);
+  Tensor r;
+  {
+    ObserverGuard g(&rec);
+    r = matmul(a, b);
+  }
+  EXPECT_TRUE(rec.saw("bmm"));
+  EXPECT_FALSE(rec.saw("clone"));
+  for (int64_t i = 0; i < 4; ++i) expect_close(r.select(0, i), ref_mm(a, b.select(0, i)), 0, 0);
+}
+
+TEST(Linalg, TransposedOperandsAreNotCopied) {
+  NameRecorder rec;
+  Tensor a = make({30, 40}, kFloat32, 5).t(), b = make({20, 30}, kFloat32, 6).t();
+  {
+    ObserverGuard g(&rec);
+    mm(a, b);
+  }
+  EXPECT_EQ(rec.names, (std::vector<std::string>{"mm"}));
+}
+
+TEST(Linalg, ErrorMessagesNameOpAndShapes) {
+  try {
+    mm(make({2, 3}, kFloat32, 1), make({4, 5}, kFloat32, 2));
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_STREQ(e.what(), "[mm] mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
+  }
+  EXPECT_THROW(matmul(make({2, 3}, kFloat32, 1), make({3, 2}, kFloat64, 2)), TypeError);
+  EXPECT_THROW(einsum("ij,jk->ik", {make({2, 3}, kFloat32, 1)}), ValueError);
+}
+
+TEST(Linalg, OpDefsDeclareWhatBackwardNeeds) {
+  EXPECT_EQ(get_op("mm").save_inputs, 0b11u);
+  EXPECT_EQ(get_op("bmm").save_inputs, 0b11u);
+  EXPECT_EQ(get_op("dot").save_inputs, 0b11u);
+  EXPECT_EQ(get_op("addmm").save_inputs, 0b110u);
+  EXPECT_EQ(get_op("baddbmm").save_inputs, 0b110u);
+  for (const char* c : {"matmul", "mv", "outer", "linear", "einsum"}) EXPECT_NE(get_op(c).composite, nullptr) << c;
+  EXPECT_EQ(get_op("conv2d").save_inputs, 0b011u);
+  EXPECT_EQ(get_op("conv_transpose2d").save_inputs, 0b011u);
+  const OpDef& mpi = get_op("max_pool2d_with_indices");
+  EXPECT_EQ(mpi.save_outputs, 0b10u);
+  EXPECT_EQ(mpi.output_differentiable, (std::vector<bool>{true, false}));
+  EXPECT_EQ(get_op("adaptive_max_pool2d").output_differentiable, (std::vector<bool>{true, false}));
+}
+
+TEST(Linalg, TensorMethodsMatchFunctions) {
+  Tensor a = make({3, 4}, kFloat64, 1), b = make({4, 2}, kFloat64, 2), v = make({4}, kFloat64, 3);
+  expect_close(a.matmul(b), oracle::to_doubles(matmul(a, b)), 0, 0);
+  expect_close(a.mm(b), oracle::to_doubles(mm(a, b)), 0, 0);
+  expect_close(a.mv(v), oracle::to_doubles(mv(a, v)), 0, 0);
+  expect_close(v.dot(v), oracle::to_doubles(dot(v, v)), 0, 0);
+  expect_close(v.outer(v), oracle::to_doubles(outer(v, v)), 0, 0);
+  Tensor s = make({3, 2}, kFloat64, 4);
+  expect_close(s.addmm(a, b, 0.5, 2), oracle::to_doubles(addmm(s, a, b, 0.5, 2)), 0, 0);
+  Tensor ab = a.unsqueeze(0), bb = b.unsqueeze(0);
+  expect_close(s.unsqueeze(0).baddbmm(ab, bb), oracle::to_doubles(baddbmm(s.unsqueeze(0), ab, bb)), 0, 0);
+  expect_close(ab.bmm(bb), oracle::to_doubles(mm(a, b)), 0, 0);
+}
+
+TEST(Linalg, EinsumAttentionEqualsMatmul) {
+  Tensor q = make({2, 3, 5, 8}, kFloat64, 1), k = make({2, 3, 6, 8}, kFloat64, 2);
+  Tensor want = matmul(q, k.transpose(-1, -2));
+  Tensor got = einsum("bhqd,bhkd->bhqk", {q, k});
+  EXPECT_EQ(got.sizes().vec(), want.sizes().vec());
+  expect_close(got, oracle::to_doubles(want), 0, 0);
+}
+
+TEST(Linalg, Bfloat16RoundsTheFloat32Result) {
+  Tensor a = make({24, 40}, kBFloat16, 1), b = make({40, 24}, kBFloat16, 2);
+  Tensor r = mm(a, b);
+  EXPECT_EQ(r.dtype(), kBFloat16);
+  expect_close(r, ref_mm(a, b), 8e-3, 8e-3);
+}
+
+TEST(Linalg, LinearFoldsBiasIntoAddmm) {
+  NameRecorder rec;
+  Tensor x = make({2, 5, 8}, kFloat32, 1), w = make({3, 8}, kFloat32, 2), b = make({3}, kFloat32, 3);
+  Tensor y;
+  {
+    ObserverGuard g(&rec);
+    y = linear(x, w, b);
+  }
+  EXPECT_TRUE(rec.saw("addmm"));
+  EXPECT_FALSE(rec.saw("add"));
+  Tensor want = matmul(x, w.t()) + b;
+  expect_close(y, oracle::to_doubles(want), 1e-6, 1e-5);
+}
