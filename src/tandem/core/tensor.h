@@ -419,7 +419,40 @@ class Tensor {
   Tensor& operator>>=(const Scalar& other);
 
   // ---- reductions (ops/reduce.cpp) ----
-  // (declarations for this family go here)
+  // Same semantics as the functions in ops/reduce.h (see there); an empty dim list means all dims.
+  Tensor sum(std::optional<DType> dtype = std::nullopt) const;
+  Tensor sum(IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(std::optional<DType> dtype = std::nullopt) const;
+  Tensor mean(IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(std::optional<DType> dtype = std::nullopt) const;
+  Tensor prod(IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor max() const;
+  std::tuple<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  std::tuple<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor amin(IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor argmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor argmin(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor var() const;
+  Tensor var(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor var(std::optional<IntArrayRef> dim, double correction, bool keepdim = false) const;
+  Tensor std() const;
+  Tensor std(IntArrayRef dim, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(std::optional<IntArrayRef> dim, double correction, bool keepdim = false) const;
+  Tensor logsumexp(IntArrayRef dim, bool keepdim = false) const;
+  Tensor norm(const Scalar& p = 2) const;
+  Tensor norm(const Scalar& p, IntArrayRef dim, bool keepdim = false, std::optional<DType> dtype = std::nullopt) const;
+  Tensor norm(const char* p, IntArrayRef dim = {}, bool keepdim = false) const;
+  Tensor all() const;
+  Tensor all(IntArrayRef dim, bool keepdim = false) const;
+  Tensor any() const;
+  Tensor any(IntArrayRef dim, bool keepdim = false) const;
+  Tensor count_nonzero(IntArrayRef dim = {}) const;
+  Tensor cumsum(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
+  std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
+  std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
 
   // ---- linear algebra (ops/linalg.cpp) ----
   // (declarations for this family go here)
