@@ -2,6 +2,7 @@
 
 #include <atomic>
 
+#include "tandem/autograd/function_nodes.h"
 #include "tandem/core/grad_mode.h"
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/ops/binary.h"
@@ -133,8 +134,26 @@ void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t ou
   t.impl()->set_requires_grad_flag(true);
 }
 
+void refresh_view_history(const Tensor& t) {
+  AutogradMeta* m = get_meta(t);
+  if (!m || !m->is_view || m->attr_version == t._version()) return;
+  const Tensor& base = m->view_base;
+  if (!base.requires_grad()) return;
+  auto node = make_node<AsStridedBackward>(Geometry{base.sizes().vec(), base.strides().vec(), base.storage_offset()},
+                                          Geometry{m->view_sizes, m->view_strides, m->view_offset},
+                                          static_cast<int64_t>(base.storage()->nbytes()) / base.element_size(),
+                                          t.dtype());
+  node->mutable_next_edges().push_back(gradient_edge(base));
+  m->grad_fn = node;
+  m->output_nr = 0;
+  m->attr_version = t._version();
+  t.impl()->set_requires_grad_flag(true);
+}
+
 Edge gradient_edge(const Tensor& t) {
-  if (!t.defined() || !t.requires_grad()) return {};
+  if (!t.defined()) return {};
+  refresh_view_history(t);
+  if (!t.requires_grad()) return {};
   AutogradMeta& m = ensure_meta(t);
   if (m.grad_fn) return {m.grad_fn, m.output_nr};
   auto acc = m.grad_accumulator.lock();

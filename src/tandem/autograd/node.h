@@ -132,9 +132,15 @@ struct AutogradMeta : AutogradMetaBase {
 AutogradMeta* get_meta(const Tensor& t);
 /// Creates the meta if absent.
 AutogradMeta& ensure_meta(const Tensor& t);
-/// The edge a gradient for `t` flows into: grad_fn/output_nr for non-leaves, the
-/// (created on demand) AccumulateGrad node for leaves requiring grad, else invalid.
+/// The edge a gradient for `t` flows into (after refresh_view_history): grad_fn/output_nr
+/// for non-leaves, the (created on demand) AccumulateGrad node for leaves requiring grad,
+/// else invalid.
 Edge gradient_edge(const Tensor& t);
+/// A view whose storage was written in place since its history was set gets a fresh
+/// grad_fn: "my region of the base's current history" (an AsStridedBackward into the
+/// base). gradient_edge() and Tensor::grad_fn() call it, so a written view used as a
+/// backward root, a grad() input or an op input all see the current history.
+void refresh_view_history(const Tensor& t);
 /// Sets t's history to (node, output_nr) and marks it requiring grad.
 void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
 

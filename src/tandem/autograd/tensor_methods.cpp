@@ -29,6 +29,7 @@ void Tensor::set_grad(const Tensor& g) const {
 }
 
 std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  autograd::refresh_view_history(*this);
   AutogradMeta* m = get_meta(*this);
   return m ? m->grad_fn : nullptr;
 }

@@ -95,34 +95,28 @@ TANDEM_REGISTER_OP(mul) {
 }
 
 // ---------------------------------------------------------------- backward rules
-namespace {
-// Gradient of a broadcasting input: reduce back to its shape (and dtype).
-Tensor reduce_to(const Tensor& g, const MetaRef& in) {
-  Tensor r = sum_to_size(g, in.sizes);
-  return r.dtype() == in.dtype ? r : r.to(in.dtype);
-}
-}  // namespace
+using ops::reduce_grad;
 
 std::vector<Tensor> add_backward(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   const Scalar& alpha = c.attrs.scalar(0);
   std::vector<Tensor> r(2);
-  if (c.needs_input_grad[0]) r[0] = reduce_to(g, c.input_metas[0]);
-  if (c.needs_input_grad[1]) r[1] = reduce_to(alpha.to_double() == 1.0 ? g : g * alpha, c.input_metas[1]);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(alpha.to_double() == 1.0 ? g : g * alpha, c.input_metas[1]);
   return r;
 }
 std::vector<Tensor> sub_backward(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   std::vector<Tensor> r(2);
-  if (c.needs_input_grad[0]) r[0] = reduce_to(g, c.input_metas[0]);
-  if (c.needs_input_grad[1]) r[1] = reduce_to(g * (-c.attrs.scalar(0).to_double()), c.input_metas[1]);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(g * (-c.attrs.scalar(0).to_double()), c.input_metas[1]);
   return r;
 }
 std::vector<Tensor> mul_backward(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   std::vector<Tensor> r(2);
-  if (c.needs_input_grad[0]) r[0] = reduce_to(g * c.inputs[1], c.input_metas[0]);
-  if (c.needs_input_grad[1]) r[1] = reduce_to(g * c.inputs[0], c.input_metas[1]);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g * c.inputs[1], c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(g * c.inputs[0], c.input_metas[1]);
   return r;
 }
 

@@ -200,7 +200,9 @@ TANDEM_REGISTER_OP(_to_copy) {
 TANDEM_REGISTER_OP(copy) {
   OpDef d;
   d.name = "copy";
-  d.inputs = {{"self", false, false, false}, {"src", false}};
+  // self is differentiable so that copying into a tensor with history is recorded (the
+  // overwritten values then get a zero gradient instead of keeping their old history).
+  d.inputs = {{"self", false}, {"src", false}};
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &src = c.inputs[1];
     DimVector b = ops::broadcast_shapes("copy_", self.sizes, src.sizes);
@@ -214,9 +216,12 @@ TANDEM_REGISTER_OP(copy) {
     if (src.is_alias_of(c.outputs[0])) kernels::copy_kernel(c.outputs[0], src.clone());
     else kernels::copy_kernel(c.outputs[0], src);
   };
-  // self is overwritten: no gradient flows to its old value.
+  // self is overwritten: its old value gets a zero gradient (PyTorch: zeros_like(grad)).
   d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
-    return {Tensor(), sum_to_size(c.grad_outputs[0], c.input_metas[1].sizes).to(c.input_metas[1].dtype)};
+    std::vector<Tensor> r(2);
+    if (c.needs_input_grad[0]) r[0] = zeros(c.input_metas[0].sizes, c.input_metas[0].dtype);
+    if (c.needs_input_grad[1]) r[1] = sum_to_size(c.grad_outputs[0], c.input_metas[1].sizes).to(c.input_metas[1].dtype);
+    return r;
   };
   d.inplace_variant = true;
   return d;
@@ -225,14 +230,16 @@ TANDEM_REGISTER_OP(copy) {
 TANDEM_REGISTER_OP(fill) {
   OpDef d;
   d.name = "fill";
-  d.inputs = {{"self", false, false, false}};
+  d.inputs = {{"self", false}};  // differentiable: fill_ cuts the history (zero gradient)
   d.attrs = {{"value", Scalar(0)}};
   d.meta = [](MetaContext& c) {
     check_fill_value("fill_", c.attrs.scalar(0), c.inputs[0].dtype);
     c.outputs.push_back(TensorMeta{c.inputs[0].dtype, c.inputs[0].sizes.vec(), {}});
   };
   d.cpu_kernel = [](KernelContext& c) { kernels::fill_kernel(c.outputs[0], c.attrs.scalar(0)); };
-  d.backward = [](BackwardContext&) -> std::vector<Tensor> { return {Tensor()}; };
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    return {zeros(c.input_metas[0].sizes, c.input_metas[0].dtype)};
+  };
   d.inplace_variant = true;
   return d;
 }

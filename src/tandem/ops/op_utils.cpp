@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "tandem/ops/shape.h"
+
 namespace tandem::ops {
 
 DimVector broadcast_shapes(const char* op, IntArrayRef a, IntArrayRef b) {
@@ -71,6 +73,11 @@ DimVector wrap_dims(const char* op, IntArrayRef dims, int64_t ndim) {
     out.push_back(w);
   }
   return out;
+}
+
+Tensor reduce_grad(const Tensor& g, const MetaRef& input) {
+  Tensor r = input.sizes.equals(g.sizes()) ? g : sum_to_size(g, input.sizes);
+  return r.dtype() == input.dtype ? r : r.to(input.dtype);
 }
 
 }  // namespace tandem::ops

@@ -23,6 +23,11 @@ void require_floating(const char* op, DType t);
 /// Rejects bool inputs for numeric ops (neg, sub).
 void require_not_bool(const char* op, DType t, const char* hint);
 
+/// Gradient for a (possibly broadcast) input of a backward rule: `g` summed down to the
+/// input's sizes (sum_to_size) and cast to the input's dtype when it differs. Written with
+/// ops, so it is differentiable again (double backward).
+Tensor reduce_grad(const Tensor& g, const MetaRef& input);
+
 /// Normalises a list of dims (negative wrap, duplicates rejected) for reductions.
 DimVector wrap_dims(const char* op, IntArrayRef dims, int64_t ndim);
 

@@ -178,6 +178,148 @@ void no_bool(MetaContext& c, const char* what) {
 
 }  // namespace
 
+// ---------------------------------------------------------------- backward rules
+// PyTorch's derivatives (tools/autograd/derivatives.yaml, 1.13) written with tandem ops so
+// they are differentiable again. Every gradient is reduced to its input's shape and dtype
+// (ops::reduce_grad); integer/bool inputs never ask for one.
+namespace {
+
+using Grads = std::vector<Tensor>;
+
+// div: grad / other and -grad * self / other^2 (as PyTorch: (self / other) / other); the
+// rounding modes are piecewise constant, so their gradient is zero.
+Grads div_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  Grads r(2);
+  const bool rounding = !c.attrs.is_none(0);
+  for (int i = 0; i < 2; ++i)
+    if (c.needs_input_grad[i] && rounding) r[i] = zero_grad_like(c.input_metas[i]);
+  if (rounding) return r;
+  const Tensor &self = c.inputs[0], &other = c.inputs[1];
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g / other, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(negated(g) * ((self / other) / other), c.input_metas[1]);
+  return r;
+}
+
+// floor_divide: piecewise constant, zero gradient (PyTorch 1.13 raises "not implemented";
+// tandem follows div(rounding_mode="floor"), which it equals).
+Grads floor_divide_backward(BackwardContext& c) {
+  Grads r(2);
+  for (int i = 0; i < 2; ++i)
+    if (c.needs_input_grad[i]) r[i] = zero_grad_like(c.input_metas[i]);
+  return r;
+}
+
+// remainder = self - floor(self / other) * other; fmod = self - trunc(self / other) * other.
+template <bool kFloor>
+Grads modulo_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  Grads r(2);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g, c.input_metas[0]);
+  if (c.needs_input_grad[1])
+    r[1] = reduce_grad(negated(g) * div(c.inputs[0], c.inputs[1], kFloor ? "floor" : "trunc"), c.input_metas[1]);
+  return r;
+}
+
+// log(self) for the exponent gradient of pow. The log op belongs to the unary family,
+// which registers it; it is looked up at run time so that this family builds without it.
+Tensor log_for_pow(const Tensor& self) {
+  static const OpDef* log_op = find_op("log");
+  TANDEM_CHECK(log_op != nullptr, NotImplementedError, "pow",
+               "the gradient with respect to a tensor exponent needs log(self), but no 'log' op is registered");
+  return dispatch1(*log_op, {self});
+}
+
+// pow: d/dself = exponent * self^(exponent - 1) (zero where exponent == 0, so that 0^0
+// has gradient 0); d/dexponent = result * log(self), zero where self == 0 and exponent >= 0
+// (PyTorch's choice at the boundary, where log(0) = -inf would give nan or -inf).
+Grads pow_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor &self = c.inputs[0], &ex = c.inputs[1];
+  Grads r(2);
+  if (c.needs_input_grad[0]) {
+    if (is_wrapped(ex)) {
+      const Scalar e = wrapped_constant(ex);
+      if (e.to_double() == 0.0) {
+        r[0] = zero_grad_like(c.input_metas[0]);
+      } else {
+        const Scalar em1 = e.is_floating_point() ? Scalar(e.to_double() - 1.0) : Scalar(e.to_int() - 1);
+        r[0] = reduce_grad(g * (pow(self, em1) * e), c.input_metas[0]);
+      }
+    } else {
+      const Tensor e = ex.dtype() == DType::Bool ? ex.to(g.dtype()) : ex;  // bool has no `- 1`
+      r[0] = reduce_grad(where(e == Scalar(0), Scalar(0), g * (e * pow(self, e - Scalar(1)))), c.input_metas[0]);
+    }
+  }
+  if (c.needs_input_grad[1]) {
+    // The result pow(self, ex) is recomputed rather than saved: pow_(2.0) followed by
+    // another in-place op must not invalidate a saved output only this gradient reads.
+    Tensor d;
+    if (is_wrapped(self)) {
+      // A C++ number base: log(base) is a constant. For base 0 the derivative is the
+      // constant 0 (exponent >= 0) or -inf (0^e = inf times log 0), written without
+      // `result` so that double backward gives 0, not 0 * inf = nan, where it is masked.
+      const double b = wrapped_constant(self).to_double();
+      d = b == 0.0 ? where(ex >= Scalar(0), Scalar(0), Scalar(-INFINITY)) : pow(self, ex) * Scalar(std::log(b));
+    } else {
+      // log(1) stands in for log(0) where the result is masked, for the same reason.
+      Tensor masked = logical_and(self == Scalar(0), ex >= Scalar(0));
+      d = where(masked, Scalar(0), pow(self, ex) * log_for_pow(where(masked, Scalar(1), self)));
+    }
+    r[1] = reduce_grad(g * d, c.input_metas[1]);
+  }
+  return r;
+}
+
+// maximum/minimum: the gradient goes to the larger (smaller) operand; ties split it in
+// halves, as PyTorch. NaN compares false everywhere, so both operands get the gradient.
+template <bool kMax>
+Grads minmax_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor &self = c.inputs[0], &other = c.inputs[1];
+  Grads r(2);
+  Tensor split = where(self == other, g / Scalar(2), g);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(where(kMax ? self < other : self > other, Scalar(0), split), c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(where(kMax ? self > other : self < other, Scalar(0), split), c.input_metas[1]);
+  return r;
+}
+
+// fmax/fmin: the whole gradient goes to self where self wins or ties or other is NaN, else
+// to other (no split at ties, as PyTorch).
+template <bool kMax>
+Grads fminmax_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor &self = c.inputs[0], &other = c.inputs[1];
+  Grads r(2);
+  Tensor to_self = logical_or(kMax ? self >= other : self <= other, other != other);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(where(to_self, g, Scalar(0)), c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(where(to_self, Scalar(0), g), c.input_metas[1]);
+  return r;
+}
+
+// atan2(y, x): dy = x / (x^2 + y^2), dx = -y / (x^2 + y^2).
+Grads atan2_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor &self = c.inputs[0], &other = c.inputs[1];
+  Grads r(2);
+  Tensor denom = self * self + other * other;
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g * other / denom, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(negated(g) * self / denom, c.input_metas[1]);
+  return r;
+}
+
+// hypot: d/dself = self / result, d/dother = other / result.
+Grads hypot_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor& result = c.outputs[0];
+  Grads r(2);
+  for (int i = 0; i < 2; ++i)
+    if (c.needs_input_grad[i]) r[i] = reduce_grad(g * c.inputs[i] / result, c.input_metas[i]);
+  return r;
+}
+
+}  // namespace
+
 // ---------------------------------------------------------------- division family
 TANDEM_REGISTER_OP(div) {
   OpDef d = binary_def(
@@ -196,6 +338,7 @@ TANDEM_REGISTER_OP(div) {
         else div_rounding_kernel(c.op, r, c.outputs[0], c.inputs[0], c.inputs[1]);
       });
   d.attrs = {{"rounding_mode", std::monostate{}}};
+  d.backward = div_backward;
   d.save_inputs = 0b11;
   return d;
 }
@@ -208,6 +351,7 @@ TANDEM_REGISTER_OP(floor_divide) {
         elementwise_meta(c);
       },
       [](KernelContext& c) { div_rounding_kernel(c.op, Rounding::Floor, c.outputs[0], c.inputs[0], c.inputs[1]); });
+  d.backward = floor_divide_backward;
   d.save_inputs = 0;  // piecewise constant: zero gradient
   return d;
 }
@@ -230,6 +374,7 @@ TANDEM_REGISTER_OP(remainder) {
           kernels::binary_kernel<scalar_t, scalar_t>(out, a, b, [](M x, M y) { return float_remainder(x, y); });
         });
       });
+  d.backward = modulo_backward<true>;
   d.save_inputs = 0b11;
   return d;
 }
@@ -252,6 +397,7 @@ TANDEM_REGISTER_OP(fmod) {
           kernels::binary_kernel<scalar_t, scalar_t>(out, a, b, [](M x, M y) { return std::fmod(x, y); });
         });
       });
+  d.backward = modulo_backward<false>;
   d.save_inputs = 0b11;
   return d;
 }
@@ -314,8 +460,8 @@ TANDEM_REGISTER_OP(pow) {
         Tensor ex = cast_to(expo, t);
         TANDEM_DISPATCH_NUMERIC_TYPES(t, c.op, [&] { pow_tensor_exponent<scalar_t>(out, base, ex); });
       });
+  d.backward = pow_backward;
   d.save_inputs = 0b11;
-  d.save_outputs = 0b1;
   return d;
 }
 
@@ -344,21 +490,25 @@ void minmax_kernel(KernelContext& c) {
 
 TANDEM_REGISTER_OP(maximum) {
   OpDef d = binary_def("maximum", Promotion::Default, elementwise_meta, minmax_kernel<true, true>, false);
+  d.backward = minmax_backward<true>;
   d.save_inputs = 0b11;
   return d;
 }
 TANDEM_REGISTER_OP(minimum) {
   OpDef d = binary_def("minimum", Promotion::Default, elementwise_meta, minmax_kernel<false, true>, false);
+  d.backward = minmax_backward<false>;
   d.save_inputs = 0b11;
   return d;
 }
 TANDEM_REGISTER_OP(fmax) {
   OpDef d = binary_def("fmax", Promotion::Default, elementwise_meta, minmax_kernel<true, false>, false);
+  d.backward = fminmax_backward<true>;
   d.save_inputs = 0b11;
   return d;
 }
 TANDEM_REGISTER_OP(fmin) {
   OpDef d = binary_def("fmin", Promotion::Default, elementwise_meta, minmax_kernel<false, false>, false);
+  d.backward = fminmax_backward<false>;
   d.save_inputs = 0b11;
   return d;
 }
@@ -378,6 +528,7 @@ TANDEM_REGISTER_OP(atan2) {
                                                      [](M y, M x) { return std::atan2(y, x); });
         });
       });
+  d.backward = atan2_backward;
   d.save_inputs = 0b11;
   return d;
 }
@@ -397,6 +548,7 @@ TANDEM_REGISTER_OP(hypot) {
                                                      [](M x, M y) { return std::hypot(x, y); });
         });
       });
+  d.backward = hypot_backward;
   d.save_inputs = 0b11;
   d.save_outputs = 0b1;
   return d;

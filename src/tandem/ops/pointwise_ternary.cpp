@@ -86,8 +86,70 @@ OpDef addc_def(const char* name) {
   d.inputs = {{"self"}, {"tensor1"}, {"tensor2"}};
   d.attrs = {{"value", Scalar(1)}};
   d.inplace_variant = true;
-  d.save_inputs = 0b110;
+  d.save_inputs = 0b110;  // self is not needed
   return d;
+}
+
+// ---------------------------------------------------------------- backward rules
+// PyTorch's derivatives (1.13), written with tandem ops (differentiable again) and reduced
+// to each input's shape and dtype.
+using Grads = std::vector<Tensor>;
+
+// where: the gradient flows to the selected operand; the condition gets none.
+Grads where_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor& cond = c.inputs[0];
+  Grads r(3);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(where(cond, g, Scalar(0)), c.input_metas[1]);
+  if (c.needs_input_grad[2]) r[2] = reduce_grad(where(cond, Scalar(0), g), c.input_metas[2]);
+  return r;
+}
+
+// lerp = self + weight * (end - self): dself = 1 - weight, dend = weight,
+// dweight = end - self. A C++ number weight is a constant (1 - w is computed in double:
+// as a tensor op, two wrapped numbers would promote to the default float dtype).
+Grads lerp_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor &self = c.inputs[0], &end = c.inputs[1], &w = c.inputs[2];
+  Grads r(3);
+  if (is_wrapped(w)) {
+    const double wv = wrapped_constant(w).to_double();
+    if (c.needs_input_grad[0]) r[0] = reduce_grad(g * Scalar(1.0 - wv), c.input_metas[0]);
+    if (c.needs_input_grad[1]) r[1] = reduce_grad(g * Scalar(wv), c.input_metas[1]);
+    return r;
+  }
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g * (Scalar(1) - w), c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(g * w, c.input_metas[1]);
+  if (c.needs_input_grad[2]) r[2] = reduce_grad(g * (end - self), c.input_metas[2]);
+  return r;
+}
+
+// g * value, skipping the product for the default value 1.
+Tensor scaled(const Tensor& g, const Scalar& value) {
+  return !value.is_floating_point() && !value.is_bool() && value.to_int() == 1 ? g : g * value;
+}
+
+// addcmul = self + value * t1 * t2.
+Grads addcmul_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Scalar& value = c.attrs.scalar(0);
+  Grads r(3);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(scaled(g * c.inputs[2], value), c.input_metas[1]);
+  if (c.needs_input_grad[2]) r[2] = reduce_grad(scaled(g * c.inputs[1], value), c.input_metas[2]);
+  return r;
+}
+
+// addcdiv = self + value * t1 / t2: dt1 = value / t2, dt2 = -value * t1 / t2^2.
+Grads addcdiv_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Scalar& value = c.attrs.scalar(0);
+  const Tensor &t1 = c.inputs[1], &t2 = c.inputs[2];
+  Grads r(3);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(g, c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = reduce_grad(scaled(g, value) / t2, c.input_metas[1]);
+  if (c.needs_input_grad[2]) r[2] = reduce_grad(negated(scaled(g, value)) * t1 / (t2 * t2), c.input_metas[2]);
+  return r;
 }
 }  // namespace
 
@@ -112,6 +174,7 @@ TANDEM_REGISTER_OP(where) {
                                                 [](uint8_t p, M x, M y) { return p ? x : y; });
     });
   };
+  d.backward = where_backward;
   d.save_inputs = 0b001;
   return d;
 }
@@ -126,6 +189,7 @@ TANDEM_REGISTER_OP(lerp) {
   d.meta = lerp_meta;
   d.cpu_kernel = lerp_kernel;
   d.inplace_variant = true;
+  d.backward = lerp_backward;
   d.save_inputs = 0b111;
   return d;
 }
@@ -141,6 +205,7 @@ TANDEM_REGISTER_OP(addcmul) {
   d.cpu_kernel = [](KernelContext& c) {
     addc_kernel<false>(c.op, c.outputs[0], c.inputs[0], c.inputs[1], c.inputs[2], c.attrs.scalar(0));
   };
+  d.backward = addcmul_backward;
   return d;
 }
 
@@ -167,6 +232,7 @@ TANDEM_REGISTER_OP(addcdiv) {
     addc_kernel<true>(c.op, out, cast_to(c.inputs[0], t), cast_to(c.inputs[1], t), cast_to(c.inputs[2], t),
                       c.attrs.scalar(0));
   };
+  d.backward = addcdiv_backward;
   return d;
 }
 

@@ -4,6 +4,8 @@
 #include <type_traits>
 
 #include "tandem/kernels/cpu/loops.h"
+#include "tandem/ops/binary.h"
+#include "tandem/ops/creation.h"
 #include "tandem/ops/op_utils.h"
 
 namespace tandem::ops::pw {
@@ -78,5 +80,24 @@ inline void reject_half(const char* op, DType t, const char* supported) {
   TANDEM_CHECK(t != DType::Float16, TypeError, op, "got dtype float16, expected ", supported,
                " (PyTorch 1.13 has no CPU float16 kernel for this op)");
 }
+
+// ---------------------------------------------------------------- backward-rule helpers
+/// True for a C++ number wrapped as a 0-d tensor (never requires grad; its value is a
+/// constant of the program, so rules may read it).
+inline bool is_wrapped(const Tensor& t) { return t.defined() && t.impl()->is_wrapped_number(); }
+
+/// The value of a wrapped number read by a backward rule. The read is not a data-dependent
+/// graph break: the value came from C++, as an attribute would.
+inline Scalar wrapped_constant(const Tensor& t) {
+  DispatchDepthGuard constant_read;
+  return wrapped_value(t);
+}
+
+/// -t, written as a product so that it needs no unary op (and stays differentiable).
+inline Tensor negated(const Tensor& t) { return t * Scalar(-1); }
+
+/// The gradient of a piecewise-constant function (rounding division): zeros shaped and
+/// typed like the input.
+inline Tensor zero_grad_like(const MetaRef& input) { return zeros(input.sizes, input.dtype); }
 
 }  // namespace tandem::ops::pw
