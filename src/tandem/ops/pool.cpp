@@ -10,6 +10,7 @@
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/nn.h"
 #include "tandem/ops/op_utils.h"
+#include "tandem/ops/pointwise.h"
 #include "tandem/ops/shape.h"
 
 namespace tandem {
@@ -176,15 +177,15 @@ std::vector<Tensor> avg_pool2d_backward(BackwardContext& c) {
   const int64_t N = in.dim() == 4 ? in.sizes[0] : 1, C = in.sizes[in.dim() - 3];
   // 1 / divisor per output position: avg over ones divided by the count of real inputs.
   Tensor scaled;
-  if (auto div = c.attrs.opt_i(5)) {
-    scaled = go * Scalar(1.0 / static_cast<double>(*div));
+  if (auto dv = c.attrs.opt_i(5)) {
+    scaled = go * Scalar(1.0 / static_cast<double>(*dv));
   } else {
     Tensor one = ones({1, 1, g.H, g.W}, in.dtype);
     std::vector<AttrValue> a(c.attrs.all().begin(), c.attrs.all().end());
     Tensor mean = dispatch1(op_avg_pool2d(), {one}, a);
     a[5] = int64_t{1};
     Tensor count = dispatch1(op_avg_pool2d(), {one}, a);
-    scaled = go * view(mean / count, {g.OH, g.OW});
+    scaled = go * view(tandem::div(mean, count), {g.OH, g.OW});
   }
   // Adjoint of the window sum: a transposed convolution with a ones kernel, cropped to
   // the unpadded input.
