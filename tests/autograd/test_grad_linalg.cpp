@@ -30,7 +30,9 @@ Tensor leaf(IntArrayRef sizes, uint64_t seed) {
 
 void check(Fn f, const std::vector<Tensor>& in, bool second = false) {
   EXPECT_TRUE(gradcheck(wrap(f), in));
-  if (second) EXPECT_TRUE(gradgradcheck(wrap(f), in));
+  if (second) {
+    EXPECT_TRUE(gradgradcheck(wrap(f), in));
+  }
 }
 
 }  // namespace
