@@ -198,7 +198,7 @@ Tensor conv_weight_grad(const Tensor& inp, const Tensor& gout, int64_t KH, int64
   const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), Cg = C / groups;
   // [N, G*Cg, H, W] -> [Cg, G*N, H, W] (channel gi*N + n), a view when groups == 1.
   Tensor xt = groups == 1 ? x.transpose(0, 1)
-                          : reshape(permute(view(x, {N, groups, Cg, H, W}), {2, 1, 0, 3, 4}), {Cg, groups * N, H, W});
+                          : reshape(permute(reshape(x, {N, groups, Cg, H, W}), {2, 1, 0, 3, 4}), {Cg, groups * N, H, W});
   Tensor gt = gout.transpose(0, 1);  // [Cout, N, OH, OW]
   Tensor r = conv2d(xt, gt, Tensor(), {d[0], d[1]}, sym, {s[0], s[1]}, groups);  // [Cg, Cout, KH', KW']
   if (r.size(2) != KH) r = narrow(r, 2, 0, KH);
