@@ -7,7 +7,9 @@
 
 #include "tandem/kernels/cpu/conv.h"
 #include "tandem/kernels/cpu/gemm.h"
+#include "tandem/ops/nn.h"
 #include "tandem/ops/op_utils.h"
+#include "tandem/ops/reduce.h"
 #include "tandem/ops/shape.h"
 
 namespace tandem {
@@ -166,6 +168,92 @@ void conv_kernel(KernelContext& c, bool transposed) {
 
 }  // namespace
 
+
+// ---------------------------------------------------------------- backward rules
+// Written with conv2d / conv_transpose2d (the two are adjoint in their input), so the
+// rules run on the existing (oneDNN / im2col) kernels and are differentiable again.
+namespace {
+
+/// Rows [top, top+h) and columns [left, left+w) of t [N, C, Hf, Wf], zero-filling what
+/// lies beyond Hf / Wf.
+Tensor crop2d(Tensor t, int64_t top, int64_t h, int64_t left, int64_t w) {
+  const int64_t eh = std::max<int64_t>(0, top + h - t.size(2)), ew = std::max<int64_t>(0, left + w - t.size(3));
+  if (eh > 0 || ew > 0) t = pad(t, {0, ew, 0, eh});
+  if (top != 0 || t.size(2) != h) t = narrow(t, 2, top, h);
+  if (left != 0 || t.size(3) != w) t = narrow(t, 3, left, w);
+  return t;
+}
+
+/// Gradient of conv2d(inp, W, stride s, padding (t, l, b, r), dilation d, groups) with
+/// respect to W [Cout, Cin/groups, KH, KW], given the output gradient gout [N, Cout, OH, OW]:
+/// a conv2d over the batch with stride and dilation swapped.
+Tensor conv_weight_grad(const Tensor& inp, const Tensor& gout, int64_t KH, int64_t KW, std::array<int64_t, 2> s,
+                        std::array<int64_t, 4> p, std::array<int64_t, 2> d, int64_t groups) {
+  Tensor x = inp;
+  std::vector<int64_t> sym{p[0], p[1]};
+  if (p[0] != p[2] || p[1] != p[3]) {
+    x = pad(x, {p[1], p[3], p[0], p[2]});
+    sym = {0, 0};
+  }
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3), Cg = C / groups;
+  // [N, G*Cg, H, W] -> [Cg, G*N, H, W] (channel gi*N + n), a view when groups == 1.
+  Tensor xt = groups == 1 ? x.transpose(0, 1)
+                          : reshape(permute(reshape(x, {N, groups, Cg, H, W}), {2, 1, 0, 3, 4}), {Cg, groups * N, H, W});
+  Tensor gt = gout.transpose(0, 1);  // [Cout, N, OH, OW]
+  Tensor r = conv2d(xt, gt, Tensor(), {d[0], d[1]}, sym, {s[0], s[1]}, groups);  // [Cg, Cout, KH', KW']
+  if (r.size(2) != KH) r = narrow(r, 2, 0, KH);
+  if (r.size(3) != KW) r = narrow(r, 3, 0, KW);
+  return r.transpose(0, 1);
+}
+
+Tensor unbatch(const Tensor& t, bool unbatched) { return unbatched ? squeeze(t, 0) : t; }
+
+std::vector<Tensor> conv2d_backward(BackwardContext& c) {
+  std::vector<Tensor> r(3);
+  if (!c.grad_outputs[0].defined()) return r;
+  const Conv2dGeometry g = conv_geometry(c.op, c.input_metas, c.attrs, false);
+  const bool unbatched = c.input_metas[0].dim() == 3;
+  const Tensor go = unbatched ? unsqueeze(c.grad_outputs[0], 0) : c.grad_outputs[0];
+  const Tensor& w = c.inputs[1];
+  if (c.needs_input_grad[0]) {
+    // Full transposed convolution (no padding), then the window the forward padding kept.
+    Tensor full = conv_transpose2d(go, w, Tensor(), {g.stride_h, g.stride_w}, {0, 0}, {0, 0}, g.groups,
+                                   {g.dil_h, g.dil_w});
+    r[0] = unbatch(crop2d(full, g.pad_t, g.H, g.pad_l, g.W), unbatched);
+  }
+  if (c.needs_input_grad[1]) {
+    const Tensor x = unbatched ? unsqueeze(c.inputs[0], 0) : c.inputs[0];
+    r[1] = conv_weight_grad(x, go, g.KH, g.KW, {g.stride_h, g.stride_w}, {g.pad_t, g.pad_l, g.pad_b, g.pad_r},
+                            {g.dil_h, g.dil_w}, g.groups);
+  }
+  if (c.needs_input_grad.size() > 2 && c.needs_input_grad[2]) r[2] = sum(go, {0, 2, 3});
+  return r;
+}
+
+std::vector<Tensor> conv_transpose2d_backward(BackwardContext& c) {
+  std::vector<Tensor> r(3);
+  if (!c.grad_outputs[0].defined()) return r;
+  const Conv2dGeometry g = conv_geometry(c.op, c.input_metas, c.attrs, true);
+  const bool unbatched = c.input_metas[0].dim() == 3;
+  const Tensor go = unbatched ? unsqueeze(c.grad_outputs[0], 0) : c.grad_outputs[0];
+  const Tensor& w = c.inputs[1];
+  if (c.needs_input_grad[0]) {
+    Tensor gi = conv2d(go, w, Tensor(), {g.stride_h, g.stride_w}, {g.pad_t, g.pad_l}, {g.dil_h, g.dil_w}, g.groups);
+    r[0] = unbatch(crop2d(gi, 0, g.H, 0, g.W), unbatched);
+  }
+  if (c.needs_input_grad[1]) {
+    // The adjoint conv2d(go, w) maps [N, OC, OH, OW] to x's shape; its weight gradient
+    // given "output gradient" x is the weight gradient of the transposed convolution.
+    const Tensor x = unbatched ? unsqueeze(c.inputs[0], 0) : c.inputs[0];
+    r[1] = conv_weight_grad(go, x, g.KH, g.KW, {g.stride_h, g.stride_w}, {g.pad_t, g.pad_l, g.pad_t, g.pad_l},
+                            {g.dil_h, g.dil_w}, g.groups);
+  }
+  if (c.needs_input_grad.size() > 2 && c.needs_input_grad[2]) r[2] = sum(go, {0, 2, 3});
+  return r;
+}
+
+}  // namespace
+
 TANDEM_REGISTER_OP(conv2d) {
   OpDef d;
   d.name = "conv2d";
@@ -176,6 +264,7 @@ TANDEM_REGISTER_OP(conv2d) {
              {"groups", int64_t{1}}};
   d.meta = [](MetaContext& c) { conv_meta(c, false); };
   d.cpu_kernel = [](KernelContext& c) { conv_kernel(c, false); };
+  d.backward = conv2d_backward;
   d.save_inputs = 0b011;  // input and weight; the bias gradient needs only grad_output
   return d;
 }
@@ -191,6 +280,7 @@ TANDEM_REGISTER_OP(conv_transpose2d) {
              {"dilation", std::vector<int64_t>{1, 1}}};
   d.meta = [](MetaContext& c) { conv_meta(c, true); };
   d.cpu_kernel = [](KernelContext& c) { conv_kernel(c, true); };
+  d.backward = conv_transpose2d_backward;
   d.save_inputs = 0b011;
   return d;
 }

@@ -84,6 +84,58 @@ OpDef matmul_like(const char* name, std::vector<InputSpec> inputs) {
 
 }  // namespace
 
+
+// ---------------------------------------------------------------- backward rules
+// All rules are linear in the grad and written with ops (mm/bmm on transposed views, no
+// copies), so they are differentiable again (double backward).
+namespace {
+
+Tensor scaled(const Tensor& t, const Scalar& s) { return s.to_double() == 1.0 ? t : t * s; }
+
+std::vector<Tensor> mm_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  std::vector<Tensor> r(2);
+  if (!g.defined()) return r;
+  if (c.needs_input_grad[0]) r[0] = mm(g, c.inputs[1].t());
+  if (c.needs_input_grad[1]) r[1] = mm(c.inputs[0].t(), g);
+  return r;
+}
+
+std::vector<Tensor> bmm_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  std::vector<Tensor> r(2);
+  if (!g.defined()) return r;
+  if (c.needs_input_grad[0]) r[0] = bmm(g, c.inputs[1].mT());
+  if (c.needs_input_grad[1]) r[1] = bmm(c.inputs[0].mT(), g);
+  return r;
+}
+
+/// addmm / baddbmm: out = beta * self + alpha * (a @ b).
+std::vector<Tensor> add_product_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  std::vector<Tensor> r(3);
+  if (!g.defined()) return r;
+  const Scalar& beta = c.attrs.scalar(0);
+  const Scalar& alpha = c.attrs.scalar(1);
+  const bool batched = g.dim() == 3;
+  auto prod = [&](const Tensor& x, const Tensor& y) { return batched ? bmm(x, y) : mm(x, y); };
+  if (c.needs_input_grad[0]) r[0] = ops::reduce_grad(scaled(g, beta), c.input_metas[0]);
+  if (c.needs_input_grad[1]) r[1] = scaled(prod(g, c.inputs[2].mT()), alpha);
+  if (c.needs_input_grad[2]) r[2] = scaled(prod(c.inputs[1].mT(), g), alpha);
+  return r;
+}
+
+std::vector<Tensor> dot_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  std::vector<Tensor> r(2);
+  if (!g.defined()) return r;
+  if (c.needs_input_grad[0]) r[0] = mul(g, c.inputs[1]);
+  if (c.needs_input_grad[1]) r[1] = mul(g, c.inputs[0]);
+  return r;
+}
+
+}  // namespace
+
 TANDEM_REGISTER_OP(mm) {
   OpDef d = matmul_like("mm", {{"self"}, {"mat2"}});
   d.meta = [](MetaContext& c) {
@@ -95,6 +147,7 @@ TANDEM_REGISTER_OP(mm) {
     kernels::bmm_out(c.op, as_batch(c.outputs[0]), as_batch(c.inputs[0]), as_batch(c.inputs[1]));
   };
   d.save_inputs = 0b11;
+  d.backward = mm_backward;
   return d;
 }
 
@@ -108,6 +161,7 @@ TANDEM_REGISTER_OP(bmm) {
   };
   d.cpu_kernel = [](KernelContext& c) { kernels::bmm_out(c.op, c.outputs[0], c.inputs[0], c.inputs[1]); };
   d.save_inputs = 0b11;
+  d.backward = bmm_backward;
   return d;
 }
 
@@ -135,6 +189,7 @@ TANDEM_REGISTER_OP(addmm) {
   };
   d.cpu_kernel = add_product_kernel;
   d.save_inputs = 0b110;  // self's gradient needs only its shape
+  d.backward = add_product_backward;
   return d;
 }
 
@@ -151,6 +206,7 @@ TANDEM_REGISTER_OP(baddbmm) {
   };
   d.cpu_kernel = add_product_kernel;
   d.save_inputs = 0b110;
+  d.backward = add_product_backward;
   return d;
 }
 
@@ -168,6 +224,7 @@ TANDEM_REGISTER_OP(dot) {
   };
   d.cpu_kernel = [](KernelContext& c) { kernels::dot_out(c.op, c.outputs[0], c.inputs[0], c.inputs[1]); };
   d.save_inputs = 0b11;
+  d.backward = dot_backward;
   return d;
 }
 

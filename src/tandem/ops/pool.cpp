@@ -4,7 +4,14 @@
 
 #include "tandem/kernels/cpu/conv.h"
 #include "tandem/ops/conv.h"
+#include "tandem/ops/binary.h"
+#include "tandem/ops/creation.h"
+#include "tandem/ops/index.h"
+#include "tandem/ops/linalg.h"
+#include "tandem/ops/nn.h"
 #include "tandem/ops/op_utils.h"
+#include "tandem/ops/pointwise.h"
+#include "tandem/ops/shape.h"
 
 namespace tandem {
 
@@ -130,6 +137,91 @@ std::array<int64_t, 2> adaptive_size(const char* op, const MetaRef& x, const std
 
 }  // namespace
 
+
+const OpDef& op_max_pool2d_with_indices();
+const OpDef& op_avg_pool2d();
+
+// ---------------------------------------------------------------- backward rules
+// Written with ops (scatter_add, conv_transpose2d, matmul) so they are differentiable again.
+namespace {
+
+/// Sends each output gradient to the flat (h * W + w) input position its index names,
+/// summing where windows overlap.
+Tensor scatter_to_indices(const Tensor& grad, const Tensor& indices, const MetaRef& in) {
+  const int64_t d = in.dim(), HW = in.sizes[d - 2] * in.sizes[d - 1];
+  const int64_t planes = HW == 0 ? 0 : in.numel() / HW;
+  const int64_t per = grad.size(-2) * grad.size(-1);
+  Tensor z = zeros({planes, HW}, in.dtype);
+  if (planes == 0 || per == 0) return view(z, in.sizes);
+  Tensor r = scatter_add(z, 1, reshape(indices, {planes, per}), reshape(grad, {planes, per}));
+  return view(r, in.sizes);
+}
+
+std::vector<Tensor> indices_backward(BackwardContext& c) {
+  if (!c.grad_outputs[0].defined()) return {Tensor()};
+  return {scatter_to_indices(c.grad_outputs[0], c.outputs[1], c.input_metas[0])};
+}
+
+std::vector<Tensor> max_pool2d_backward(BackwardContext& c) {
+  if (!c.grad_outputs[0].defined()) return {Tensor()};
+  // The inference op computes no indices; recompute them (without recording) here.
+  OpOutputs o = dispatch(op_max_pool2d_with_indices(), {c.inputs[0].detach()}, c.attrs.all());
+  return {scatter_to_indices(c.grad_outputs[0], o[1], c.input_metas[0])};
+}
+
+std::vector<Tensor> avg_pool2d_backward(BackwardContext& c) {
+  const Tensor& go = c.grad_outputs[0];
+  if (!go.defined()) return {Tensor()};
+  const MetaRef& in = c.input_metas[0];
+  const Pool2dGeometry g = pool_geometry(c.op, in, c.attrs, false);
+  const int64_t N = in.dim() == 4 ? in.sizes[0] : 1, C = in.sizes[in.dim() - 3];
+  // 1 / divisor per output position: avg over ones divided by the count of real inputs.
+  Tensor scaled;
+  if (auto dv = c.attrs.opt_i(5)) {
+    scaled = go * Scalar(1.0 / static_cast<double>(*dv));
+  } else {
+    Tensor one = ones({1, 1, g.H, g.W}, in.dtype);
+    std::vector<AttrValue> a(c.attrs.all().begin(), c.attrs.all().end());
+    Tensor mean = dispatch1(op_avg_pool2d(), {one}, a);
+    a[5] = int64_t{1};
+    Tensor count = dispatch1(op_avg_pool2d(), {one}, a);
+    scaled = go * view(tandem::div(mean, count), {g.OH, g.OW});
+  }
+  // Adjoint of the window sum: a transposed convolution with a ones kernel, cropped to
+  // the unpadded input.
+  Tensor g4 = reshape(scaled, {N * C, 1, g.OH, g.OW});
+  Tensor k = ones({1, 1, g.KH, g.KW}, in.dtype);
+  Tensor full = conv_transpose2d(g4, k, Tensor(), {g.stride_h, g.stride_w});
+  const int64_t eh = std::max<int64_t>(0, g.pad_h + g.H - full.size(2));
+  const int64_t ew = std::max<int64_t>(0, g.pad_w + g.W - full.size(3));
+  if (eh > 0 || ew > 0) full = pad(full, {0, ew, 0, eh});
+  full = narrow(narrow(full, 2, g.pad_h, g.H), 3, g.pad_w, g.W);
+  return {reshape(full, in.sizes)};
+}
+
+/// [out, in] matrix averaging adaptive windows [floor(i*in/out), ceil((i+1)*in/out)).
+Tensor adaptive_matrix(int64_t out, int64_t in, DType dt) {
+  std::vector<double> m(static_cast<size_t>(out * in), 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t s = i * in / out, e = ((i + 1) * in + out - 1) / out;
+    for (int64_t j = s; j < e; ++j) m[static_cast<size_t>(i * in + j)] = 1.0 / static_cast<double>(e - s);
+  }
+  return from_vector<double>(m, {out, in}, kFloat64).to(dt);
+}
+
+std::vector<Tensor> adaptive_avg_pool2d_backward(BackwardContext& c) {
+  const Tensor& go = c.grad_outputs[0];
+  if (!go.defined()) return {Tensor()};
+  const MetaRef& in = c.input_metas[0];
+  const int64_t d = in.dim(), H = in.sizes[d - 2], W = in.sizes[d - 1];
+  if (in.numel() == 0) return {zeros(in.sizes, in.dtype)};
+  // out = A_h x A_w^T per plane, so grad = A_h^T g A_w.
+  const Tensor ah = adaptive_matrix(go.size(-2), H, in.dtype), aw = adaptive_matrix(go.size(-1), W, in.dtype);
+  return {matmul(matmul(ah.t(), go), aw)};
+}
+
+}  // namespace
+
 TANDEM_REGISTER_OP(max_pool2d) {
   OpDef d;
   d.name = "max_pool2d";
@@ -137,6 +229,7 @@ TANDEM_REGISTER_OP(max_pool2d) {
   d.attrs = max_pool_attrs();
   d.meta = [](MetaContext& c) { max_pool_meta(c, false); };
   d.cpu_kernel = max_pool_kernel;
+  d.backward = max_pool2d_backward;
   d.save_inputs = 0b1;  // backward recomputes the argmax from the input
   return d;
 }
@@ -149,6 +242,7 @@ TANDEM_REGISTER_OP(max_pool2d_with_indices) {
   d.num_outputs = 2;
   d.meta = [](MetaContext& c) { max_pool_meta(c, true); };
   d.cpu_kernel = max_pool_kernel;
+  d.backward = indices_backward;
   d.save_outputs = 0b10;  // the indices (the input's shape is in BackwardContext::input_metas)
   d.output_differentiable = {true, false};
   return d;
@@ -175,6 +269,7 @@ TANDEM_REGISTER_OP(avg_pool2d) {
     kernels::avg_pool2d_forward(g, batched(c.outputs[0]), batched(c.inputs[0]), c.attrs.b(4), c.attrs.opt_i(5));
   };
   // The backward needs only the input's shape and the attributes.
+  d.backward = avg_pool2d_backward;
   return d;
 }
 
@@ -191,6 +286,7 @@ TANDEM_REGISTER_OP(adaptive_avg_pool2d) {
   d.cpu_kernel = [](KernelContext& c) {
     kernels::adaptive_avg_pool2d_forward(batched(c.outputs[0]), batched(c.inputs[0]));
   };
+  d.backward = adaptive_avg_pool2d_backward;
   return d;
 }
 
@@ -210,6 +306,7 @@ TANDEM_REGISTER_OP(adaptive_max_pool2d) {
   d.cpu_kernel = [](KernelContext& c) {
     kernels::adaptive_max_pool2d_forward(batched(c.outputs[0]), batched(c.outputs[1]), batched(c.inputs[0]));
   };
+  d.backward = indices_backward;
   d.save_outputs = 0b10;
   d.output_differentiable = {true, false};
   return d;
