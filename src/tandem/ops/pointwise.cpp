@@ -11,6 +11,7 @@
 
 #include "tandem/ops/pointwise.h"
 #include "tandem/ops/pointwise_util.h"
+#include "tandem/ops/unary.h"
 
 namespace tandem {
 
@@ -221,15 +222,6 @@ Grads modulo_backward(BackwardContext& c) {
   return r;
 }
 
-// log(self) for the exponent gradient of pow. The log op belongs to the unary family,
-// which registers it; it is looked up at run time so that this family builds without it.
-Tensor log_for_pow(const Tensor& self) {
-  static const OpDef* log_op = find_op("log");
-  TANDEM_CHECK(log_op != nullptr, NotImplementedError, "pow",
-               "the gradient with respect to a tensor exponent needs log(self), but no 'log' op is registered");
-  return dispatch1(*log_op, {self});
-}
-
 // pow: d/dself = exponent * self^(exponent - 1) (zero where exponent == 0, so that 0^0
 // has gradient 0); d/dexponent = result * log(self), zero where self == 0 and exponent >= 0
 // (PyTorch's choice at the boundary, where log(0) = -inf would give nan or -inf).
@@ -264,7 +256,7 @@ Grads pow_backward(BackwardContext& c) {
     } else {
       // log(1) stands in for log(0) where the result is masked, for the same reason.
       Tensor masked = logical_and(self == Scalar(0), ex >= Scalar(0));
-      d = where(masked, Scalar(0), pow(self, ex) * log_for_pow(where(masked, Scalar(1), self)));
+      d = where(masked, Scalar(0), pow(self, ex) * tandem::log(where(masked, Scalar(1), self)));
     }
     r[1] = reduce_grad(g * d, c.input_metas[1]);
   }

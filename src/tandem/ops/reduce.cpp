@@ -7,6 +7,9 @@
 #include "tandem/ops/reduce.h"
 
 #include "tandem/ops/reduce_common.h"
+#include "tandem/ops/binary.h"
+#include "tandem/ops/creation.h"
+#include "tandem/ops/pointwise.h"
 
 namespace tandem {
 
@@ -68,6 +71,41 @@ Tensor cast_for_kernel(const Tensor& t, DType dtype) {
   Tensor c = empty_tensor(t.sizes(), dtype);
   kernels::copy_kernel(c, t);
   return c;
+}
+
+
+// ---------------------------------------------------------------- backward helpers
+std::vector<int64_t> mask_dims(uint64_t mask, int64_t ndim) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < ndim; ++d)
+    if ((mask >> d) & 1u) dims.push_back(d);
+  return dims;
+}
+
+Tensor unsqueeze_reduced(const Tensor& t, int64_t ndim, uint64_t mask, bool keepdim) {
+  if (keepdim || ndim == 0) return t;
+  Tensor r = t;
+  for (int64_t d : mask_dims(mask, ndim)) r = r.unsqueeze(d);
+  return r;
+}
+
+Tensor expand_reduced_grad(const Tensor& g, const MetaRef& in, uint64_t mask, bool keepdim) {
+  const int64_t ndim = static_cast<int64_t>(in.sizes.size());
+  Tensor r = unsqueeze_reduced(g, ndim, mask, keepdim);
+  if (ndim == 0 && r.dim() != 0) r = r.reshape({});
+  r = r.expand(in.sizes);
+  return r.dtype() == in.dtype ? r : r.to(in.dtype);
+}
+
+Tensor evenly_distribute_grad(const Tensor& g, const Tensor& x, const Tensor& out, uint64_t mask, bool keepdim) {
+  const int64_t ndim = x.dim();
+  Tensor o = unsqueeze_reduced(out, ndim, mask, keepdim);
+  Tensor gi = unsqueeze_reduced(g, ndim, mask, keepdim);
+  if (ndim == 0) return g;
+  // NaN results: the NaN elements take the gradient (x != x matches out != out).
+  Tensor hit = logical_or(x == o, logical_and(x != x, o != o));
+  Tensor count = sum(hit, mask_dims(mask, ndim), /*keepdim=*/true).to(g.dtype());
+  return where(hit, gi / count, Scalar(0));
 }
 
 }  // namespace ops
@@ -292,21 +330,110 @@ OpDef logical_def(const char* name, KernelFn k) {
 
 }  // namespace
 
+
+// ---------------------------------------------------------------- backward rules
+// PyTorch's derivatives (1.13) written with tandem ops so they are differentiable again.
+namespace {
+using Grads = std::vector<Tensor>;
+using ops::expand_reduced_grad;
+using ops::mask_dims;
+using ops::unsqueeze_reduced;
+
+/// The reduction mask and keepdim of sum/mean/prod/amax/amin (attrs dim, keepdim[, dtype]).
+uint64_t grad_mask(BackwardContext& c) { return reduce_mask(c.op, c.attrs, 0, c.input_metas[0].dim()); }
+
+Grads sum_backward(BackwardContext& c) {
+  Grads r(1);
+  if (c.needs_input_grad[0]) r[0] = expand_reduced_grad(c.grad_outputs[0], c.input_metas[0], grad_mask(c), c.attrs.b(1));
+  return r;
+}
+Grads mean_backward(BackwardContext& c) {
+  Grads r(1);
+  if (!c.needs_input_grad[0]) return r;
+  const uint64_t mask = grad_mask(c);
+  const int64_t n = ops::reduced_numel(c.input_metas[0].sizes, mask);
+  r[0] = expand_reduced_grad(c.grad_outputs[0] / Scalar(static_cast<double>(n)), c.input_metas[0], mask, c.attrs.b(1));
+  return r;
+}
+// prod: the product of the other elements, without dividing by zero: with no zero in a
+// slice it is prod / x; with one zero, the zero gets the product of the rest and the others 0;
+// with more, everything gets 0. Written from prod(x with zeros replaced by 1) so that it is
+// differentiable again.
+Grads prod_backward(BackwardContext& c) {
+  Grads r(1);
+  if (!c.needs_input_grad[0]) return r;
+  const Tensor& x = c.inputs[0];
+  const int64_t ndim = x.dim();
+  const uint64_t mask = grad_mask(c);
+  const bool keepdim = c.attrs.b(1);
+  Tensor g = unsqueeze_reduced(c.grad_outputs[0], ndim, mask, keepdim);
+  if (g.dtype() != x.dtype()) g = g.to(x.dtype());
+  if (ndim == 0) {
+    r[0] = g;
+    return r;
+  }
+  const std::vector<int64_t> dims = mask_dims(mask, ndim);
+  Tensor is_zero = x == Scalar(0);
+  Tensor x1 = where(is_zero, Scalar(1), x);
+  Tensor p_nz = prod(x1, dims, /*keepdim=*/true);
+  Tensor zeros_in_slice = sum(is_zero, dims, /*keepdim=*/true);
+  Tensor others = where(is_zero, where(zeros_in_slice == Scalar(1), p_nz, Scalar(0)),
+                        where(zeros_in_slice == Scalar(0), p_nz / x1, Scalar(0)));
+  r[0] = g * others;
+  return r;
+}
+template <bool kAll>
+Grads amax_backward(BackwardContext& c) {
+  Grads r(1);
+  if (!c.needs_input_grad[0]) return r;
+  const int64_t ndim = c.input_metas[0].dim();
+  const uint64_t mask = kAll ? ~uint64_t{0} : grad_mask(c);
+  const bool keepdim = kAll ? false : c.attrs.b(1);
+  r[0] = ops::evenly_distribute_grad(c.grad_outputs[0], c.inputs[0], c.outputs[0], ndim == 0 ? 0 : mask, keepdim);
+  return r;
+}
+// max.dim/min.dim: the gradient goes to the selected index (a one-hot mask along dim).
+Grads minmax_dim_backward(BackwardContext& c) {
+  Grads r(1);
+  if (!c.needs_input_grad[0] || !c.grad_outputs[0].defined()) return r;
+  const MetaRef& in = c.input_metas[0];
+  const int64_t ndim = in.dim();
+  if (ndim == 0) {
+    r[0] = c.grad_outputs[0];
+    return r;
+  }
+  const uint64_t mask = ops::single_dim_mask(c.op, c.attrs.i(0), ndim);
+  const int64_t dim = mask_dims(mask, ndim)[0];
+  const bool keepdim = c.attrs.b(1);
+  Tensor idx = unsqueeze_reduced(c.outputs[1], ndim, mask, keepdim);
+  Tensor g = unsqueeze_reduced(c.grad_outputs[0], ndim, mask, keepdim);
+  std::vector<int64_t> shape(static_cast<size_t>(ndim), 1);
+  shape[static_cast<size_t>(dim)] = in.sizes[static_cast<size_t>(dim)];
+  Tensor pos = arange(Scalar(in.sizes[static_cast<size_t>(dim)]), kInt64).reshape(shape);
+  r[0] = where(pos == idx, g, Scalar(0)).expand(in.sizes);
+  if (r[0].dtype() != in.dtype) r[0] = r[0].to(in.dtype);
+  return r;
+}
+}  // namespace
+
 // ---------------------------------------------------------------- sum / mean / prod
 TANDEM_REGISTER_OP(sum) {
   // Backward broadcasts the gradient back to the input shape: needs no saved tensors.
-  return reduce_def("sum", kDimKeepDtype, sum_like_meta, sum_like_kernel<SumPolicy>);
+  OpDef d = reduce_def("sum", kDimKeepDtype, sum_like_meta, sum_like_kernel<SumPolicy>);
+  d.backward = sum_backward;
+  return d;
 }
 
 TANDEM_REGISTER_OP(prod) {
   OpDef d = reduce_def("prod", kDimKeepDtype, sum_like_meta, sum_like_kernel<ProdPolicy>);
+  d.backward = prod_backward;
   d.save_inputs = 1;   // grad = g * prod / x, with zeros handled from the input
   d.save_outputs = 1;
   return d;
 }
 
 TANDEM_REGISTER_OP(mean) {
-  return reduce_def(
+  OpDef d = reduce_def(
       "mean", kDimKeepDtype,
       [](MetaContext& c) {
         const MetaRef& in = c.inputs[0];
@@ -335,6 +462,8 @@ TANDEM_REGISTER_OP(mean) {
           run_reduce(x, out, mask, sum_policy<scalar_t, A>(out.data_ptr<scalar_t>(), map, fin));
         });
       });
+  d.backward = mean_backward;
+  return d;
 }
 
 // ---------------------------------------------------------------- amax / amin / max / min
@@ -377,6 +506,7 @@ OpDef minmax_dim_def(const char* name, KernelFn k) {
   OpDef d = reduce_def(name, {{"dim", int64_t{0}}, {"keepdim", false}}, minmax_dim_meta, k);
   d.num_outputs = 2;
   d.output_differentiable = {true, false};
+  d.backward = minmax_dim_backward;
   d.save_outputs = 2;  // backward scatters the gradient to the saved indices
   return d;
 }
@@ -422,24 +552,28 @@ OpDef arg_def(const char* name, KernelFn k) {
 
 TANDEM_REGISTER_OP(amax) {
   OpDef d = reduce_def("amax", kDimKeep, amax_meta, amax_kernel<true>);
+  d.backward = amax_backward<false>;
   d.save_inputs = 1;  // gradient is shared evenly among the maximal elements
   d.save_outputs = 1;
   return d;
 }
 TANDEM_REGISTER_OP(amin) {
   OpDef d = reduce_def("amin", kDimKeep, amax_meta, amax_kernel<false>);
+  d.backward = amax_backward<false>;
   d.save_inputs = 1;
   d.save_outputs = 1;
   return d;
 }
 TANDEM_REGISTER_OP(max) {
   OpDef d = reduce_def("max", {}, full_minmax_meta, full_minmax_kernel<true>);
+  d.backward = amax_backward<true>;
   d.save_inputs = 1;
   d.save_outputs = 1;
   return d;
 }
 TANDEM_REGISTER_OP(min) {
   OpDef d = reduce_def("min", {}, full_minmax_meta, full_minmax_kernel<false>);
+  d.backward = amax_backward<true>;
   d.save_inputs = 1;
   d.save_outputs = 1;
   return d;

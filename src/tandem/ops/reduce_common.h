@@ -56,4 +56,16 @@ struct ArgAcc {
   }
 };
 
+// ---------------------------------------------------------------- backward helpers
+/// The reduced dims of `mask` among the first `ndim` dims, ascending.
+std::vector<int64_t> mask_dims(uint64_t mask, int64_t ndim);
+/// `t` (a reduction's output or gradient) with the reduced dims put back as size 1 when
+/// they were dropped (keepdim false), so that it broadcasts against the input.
+Tensor unsqueeze_reduced(const Tensor& t, int64_t ndim, uint64_t mask, bool keepdim);
+/// The gradient `g` of a reduction broadcast back to the input's sizes and cast to its dtype.
+Tensor expand_reduced_grad(const Tensor& g, const MetaRef& in, uint64_t mask, bool keepdim);
+/// Gradient of amax/amin/max/min: shared evenly among the elements equal to the result
+/// (PyTorch's choice for ties).
+Tensor evenly_distribute_grad(const Tensor& g, const Tensor& x, const Tensor& out, uint64_t mask, bool keepdim);
+
 }  // namespace tandem::ops

@@ -1,6 +1,7 @@
 // Scans along one dim: cumsum, cumprod, cummax, cummin (kernels::scan_kernel).
 #include "tandem/ops/reduce.h"
 #include "tandem/ops/reduce_common.h"
+#include "tandem/ops/binary.h"
 
 namespace tandem {
 
@@ -75,6 +76,25 @@ void cum_kernel(KernelContext& c) {
   });
 }
 
+
+// cumsum backward: the reversed cumulative sum of g along dim, written as
+// sum(g) - cumsum(g) + g so that it needs only differentiable ops.
+std::vector<Tensor> cumsum_backward(BackwardContext& c) {
+  std::vector<Tensor> r(1);
+  if (!c.needs_input_grad[0]) return r;
+  const MetaRef& in = c.input_metas[0];
+  Tensor g = c.grad_outputs[0];
+  if (g.dtype() != in.dtype) g = g.to(in.dtype);
+  if (in.dim() == 0) {
+    r[0] = g;
+    return r;
+  }
+  int64_t dim = c.attrs.i(0);
+  if (dim < 0) dim += in.dim();
+  r[0] = sum(g, {dim}, /*keepdim=*/true) - cumsum(g, dim) + g;
+  return r;
+}
+
 OpDef cum_def(const char* name, KernelFn k) {
   OpDef d;
   d.name = name;
@@ -142,7 +162,11 @@ OpDef cum_extreme_def(const char* name, KernelFn k) {
 
 }  // namespace
 
-TANDEM_REGISTER_OP(cumsum) { return cum_def("cumsum", cum_kernel<false>); }  // backward: reversed cumsum, nothing saved
+TANDEM_REGISTER_OP(cumsum) {
+  OpDef d = cum_def("cumsum", cum_kernel<false>);
+  d.backward = cumsum_backward;
+  return d;
+}  // backward: reversed cumsum, nothing saved
 TANDEM_REGISTER_OP(cumprod) {
   OpDef d = cum_def("cumprod", cum_kernel<true>);
   d.save_inputs = 1;

@@ -2,6 +2,9 @@
 // Chan's formula), logsumexp (one-pass running max), norm (vector p-norms).
 #include "tandem/ops/reduce.h"
 #include "tandem/ops/reduce_common.h"
+#include "tandem/ops/binary.h"
+#include "tandem/ops/pointwise.h"
+#include "tandem/ops/unary.h"
 
 namespace tandem {
 
@@ -83,6 +86,9 @@ void var_kernel(KernelContext& c) {
   });
 }
 
+template <bool kSqrt>
+std::vector<Tensor> var_backward(BackwardContext& c);  // below
+
 OpDef var_def(const char* name, bool with_mean, bool sqrt) {
   OpDef d;
   d.name = name;
@@ -91,6 +97,7 @@ OpDef var_def(const char* name, bool with_mean, bool sqrt) {
   d.meta = with_mean ? var_mean_meta : var_meta;
   d.cpu_kernel = sqrt ? var_kernel<true> : var_kernel<false>;
   d.num_outputs = with_mean ? 2 : 1;
+  d.backward = sqrt ? var_backward<true> : var_backward<false>;
   d.save_inputs = 1;                 // d var / dx = 2 (x - mean) / dof
   d.save_outputs = sqrt ? 1u : 0u;   // d std = d var / (2 std)
   return d;
@@ -251,7 +258,95 @@ void norm_kernel(KernelContext& c) {
   });
 }
 
+
+// ---------------------------------------------------------------- backward rules
+// PyTorch's derivatives (1.13) written with tandem ops so they are differentiable again.
+using Grads = std::vector<Tensor>;
+
+/// g with the reduced dims restored (size 1), cast to the input's dtype.
+Tensor grad_like_out(const Tensor& g, const Tensor& x, uint64_t mask, bool keepdim) {
+  Tensor r = ops::unsqueeze_reduced(g, x.dim(), mask, keepdim);
+  return r.dtype() == x.dtype() ? r : r.to(x.dtype());
+}
+
+// var = sum((x - mean)^2) / (N - correction); std = sqrt(var) (zero gradient where std = 0);
+// var_mean/std_mean also pass the mean's gradient, g / N to every element.
+template <bool kSqrt>
+Grads var_backward(BackwardContext& c) {
+  Grads r(1);
+  if (!c.needs_input_grad[0]) return r;
+  const Tensor& x = c.inputs[0];
+  const uint64_t mask = reduce_mask(c.op, c.attrs, 0, x.dim());
+  const bool keepdim = c.attrs.b(2);
+  const double n = static_cast<double>(ops::reduced_numel(x.sizes(), mask));
+  const double dof = n - c.attrs.f(1);
+  const std::vector<int64_t> dims = ops::mask_dims(mask, x.dim());
+  Tensor acc;
+  if (c.grad_outputs[0].defined()) {
+    Tensor g = grad_like_out(c.grad_outputs[0], x, mask, keepdim);
+    if constexpr (kSqrt) {
+      Tensor sd = grad_like_out(c.outputs[0], x, mask, keepdim);
+      g = where(sd == Scalar(0), Scalar(0), g / (sd * Scalar(2)));
+    }
+    Tensor centered = x.dim() == 0 ? x - x : x - mean(x, dims, /*keepdim=*/true);
+    acc = g * centered * Scalar(2.0 / dof);
+  }
+  if (c.grad_outputs.size() > 1 && c.grad_outputs[1].defined()) {
+    Tensor gm = grad_like_out(c.grad_outputs[1], x, mask, keepdim) / Scalar(n);
+    acc = acc.defined() ? acc + gm : gm.expand(x.sizes());
+  }
+  if (acc.defined() && !acc.sizes().equals(x.sizes())) acc = acc.expand(x.sizes());
+  r[0] = acc;
+  return r;
+}
+
+Grads logsumexp_backward(BackwardContext& c) {
+  Grads r(1);
+  if (!c.needs_input_grad[0]) return r;
+  const Tensor& x = c.inputs[0];
+  const uint64_t mask = reduce_mask(c.op, c.attrs, 0, x.dim());
+  const bool keepdim = c.attrs.b(1);
+  Tensor g = grad_like_out(c.grad_outputs[0], x, mask, keepdim);
+  Tensor out = grad_like_out(c.outputs[0], x, mask, keepdim);
+  r[0] = g * exp(x - out);
+  return r;
+}
+
+// norm: p = 2 (fro): x g / norm (0 where the norm is 0); p = 1: sign(x) g; p = 0: zero;
+// p = +-inf: sign(x) g shared evenly among the elements whose |x| equals the result;
+// otherwise x |x|^(p - 2) g / norm^(p - 1) (0 where the norm is 0).
+Grads norm_backward(BackwardContext& c) {
+  Grads r(1);
+  if (!c.needs_input_grad[0]) return r;
+  const Tensor& x = c.inputs[0];
+  const NormSpec spec = parse_norm_p(c.op, c.attrs.at(0));
+  const uint64_t mask = reduce_mask(c.op, c.attrs, 1, x.dim());
+  const bool keepdim = c.attrs.b(2);
+  Tensor g = grad_like_out(c.grad_outputs[0], x, mask, keepdim);
+  Tensor out = grad_like_out(c.outputs[0], x, mask, keepdim);
+  Tensor res;
+  switch (spec.kind) {
+    case NormKind::Zero: res = x * Scalar(0); break;
+    case NormKind::One: res = g * sign(x); break;
+    case NormKind::Two: res = where(out == Scalar(0), Scalar(0), x * (g / out)); break;
+    case NormKind::Inf:
+    case NormKind::NegInf:
+      res = sign(x) * ops::evenly_distribute_grad(g, abs(x), out, x.dim() == 0 ? 0 : mask, /*keepdim=*/true);
+      break;
+    case NormKind::General: {
+      Tensor ax = abs(x);
+      Tensor num = x * pow(ax, Scalar(spec.p - 2));
+      if (spec.p < 2) num = where(x == Scalar(0), Scalar(0), num);  // |x|^(p-2) is inf at 0
+      res = where(out == Scalar(0), Scalar(0), num * (g / pow(out, Scalar(spec.p - 1))));
+      break;
+    }
+  }
+  if (!res.sizes().equals(x.sizes())) res = res.expand(x.sizes());
+  r[0] = res;
+  return r;
+}
 }  // namespace
+
 
 TANDEM_REGISTER_OP(var) { return var_def("var", false, false); }
 TANDEM_REGISTER_OP(std) { return var_def("std", false, true); }
@@ -275,6 +370,7 @@ TANDEM_REGISTER_OP(logsumexp) {
     uint64_t mask = reduce_mask(c.op, c.attrs, 0, x.dim());
     TANDEM_DISPATCH_FLOATING_TYPES(x.dtype(), c.op, [&] { run_reduce(x, out, mask, LsePolicy<scalar_t>{out.data_ptr<scalar_t>()}); });
   };
+  d.backward = logsumexp_backward;
   d.save_inputs = 1;  // grad = g * exp(x - out)
   d.save_outputs = 1;
   return d;
@@ -287,6 +383,7 @@ TANDEM_REGISTER_OP(norm) {
   d.attrs = {{"p", Scalar(2)}, {"dim", std::monostate{}}, {"keepdim", false}, {"dtype", std::monostate{}}};
   d.meta = norm_meta;
   d.cpu_kernel = norm_kernel;
+  d.backward = norm_backward;
   d.save_inputs = 1;
   d.save_outputs = 1;
   return d;

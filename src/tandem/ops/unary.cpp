@@ -14,6 +14,67 @@ namespace tandem {
 
 using namespace unary_detail;
 
+
+// ---------------------------------------------------------------- backward rules
+// x: the saved input, y: the saved output (per each op's save bits), g: the gradient.
+namespace {
+constexpr double kLn2 = 0.69314718055994530942;
+constexpr double kLn10 = 2.30258509299404568402;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+
+#define TANDEM_UNARY_GRAD(ident, expr)                                                 \
+  Grads ident##_backward(BackwardContext& c) {                                         \
+    return unary_grad(c, [](BackwardContext& c, const Tensor& g) -> Tensor {           \
+      [[maybe_unused]] const Tensor& x = c.inputs[0];                                  \
+      [[maybe_unused]] const Tensor& y = c.outputs[0];                                 \
+      return expr;                                                                     \
+    });                                                                                \
+  }
+TANDEM_UNARY_GRAD(neg, g * Scalar(-1))
+TANDEM_UNARY_GRAD(abs, g * sign(x))
+TANDEM_UNARY_GRAD(zero, zero_grad(c))  // sign, floor, ceil, trunc, round: piecewise constant
+TANDEM_UNARY_GRAD(frac, g)
+TANDEM_UNARY_GRAD(square, g * (x * Scalar(2)))
+TANDEM_UNARY_GRAD(exp, g * y)
+TANDEM_UNARY_GRAD(exp2, g * (y * Scalar(kLn2)))
+TANDEM_UNARY_GRAD(expm1, g * (y + Scalar(1)))
+TANDEM_UNARY_GRAD(log, g / x)
+TANDEM_UNARY_GRAD(log2, g / (x * Scalar(kLn2)))
+TANDEM_UNARY_GRAD(log10, g / (x * Scalar(kLn10)))
+TANDEM_UNARY_GRAD(log1p, g / (x + Scalar(1)))
+TANDEM_UNARY_GRAD(sqrt, g / (y * Scalar(2)))
+TANDEM_UNARY_GRAD(rsqrt, g * (y * y * y) * Scalar(-0.5))
+TANDEM_UNARY_GRAD(reciprocal, g * (y * y) * Scalar(-1))
+TANDEM_UNARY_GRAD(sin, g * cos(x))
+TANDEM_UNARY_GRAD(cos, g * sin(x) * Scalar(-1))
+TANDEM_UNARY_GRAD(tan, g * (y * y + Scalar(1)))
+TANDEM_UNARY_GRAD(asin, g / sqrt(Scalar(1) - x * x))
+TANDEM_UNARY_GRAD(acos, g / sqrt(Scalar(1) - x * x) * Scalar(-1))
+TANDEM_UNARY_GRAD(atan, g / (x * x + Scalar(1)))
+TANDEM_UNARY_GRAD(sinh, g * cosh(x))
+TANDEM_UNARY_GRAD(cosh, g * sinh(x))
+TANDEM_UNARY_GRAD(tanh, g * (Scalar(1) - y * y))
+TANDEM_UNARY_GRAD(erf, g * (exp(x * x * Scalar(-1)) * Scalar(kTwoOverSqrtPi)))
+TANDEM_UNARY_GRAD(erfc, g * (exp(x * x * Scalar(-1)) * Scalar(-kTwoOverSqrtPi)))
+TANDEM_UNARY_GRAD(sigmoid, g * (y * (Scalar(1) - y)))
+// nan_to_num: the gradient flows only through finite elements (PyTorch: grad * isfinite(x)).
+TANDEM_UNARY_GRAD(nan_to_num, where(isfinite(x), g, Scalar(0)))
+#undef TANDEM_UNARY_GRAD
+
+// logit: g / (x (1 - x)); with eps, zero outside [eps, 1 - eps] (the clamped region); without,
+// NaN outside [0, 1] (as PyTorch).
+Grads logit_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) -> Tensor {
+    const Tensor& x = c.inputs[0];
+    const std::optional<double> eps = c.attrs.opt_f(0);
+    Tensor d = g / (x * (Scalar(1) - x));
+    if (!eps || *eps < 0)
+      return where(logical_or(x < Scalar(0), x > Scalar(1)), Scalar(std::numeric_limits<double>::quiet_NaN()), d);
+    return where(logical_or(x < Scalar(*eps), x > Scalar(1 - *eps)), Scalar(0), d);
+  });
+}
+}  // namespace
+
 // ---------------------------------------------------------------- sign and magnitude
 TANDEM_REGISTER_OP(neg) {
   OpDef d = unary_def("neg", Promotion::Default);
@@ -23,6 +84,7 @@ TANDEM_REGISTER_OP(neg) {
     ops::same_as_input_meta(c);
   };
   d.cpu_kernel = [](KernelContext& c) { numeric_kernel(c, [](auto x) { return wrap_neg(x); }); };
+  d.backward = neg_backward;
   return d;
 }
 
@@ -37,6 +99,7 @@ TANDEM_REGISTER_OP(abs) {
       else return x < M(0) ? wrap_neg(x) : x;
     });
   };
+  d.backward = abs_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -53,6 +116,7 @@ TANDEM_REGISTER_OP(sign) {
       else return static_cast<M>(static_cast<M>(M(0) < x) - static_cast<M>(x < M(0)));
     });
   };
+  d.backward = zero_backward;
   return d;
 }
 
@@ -74,6 +138,7 @@ TANDEM_REGISTER_OP(square) {
     }
     numeric_kernel(c, [](auto x) { return wrap_mul(x, x); });
   };
+  d.backward = square_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -85,6 +150,7 @@ TANDEM_REGISTER_OP(square) {
     d.cpu_kernel = [](KernelContext& c) { floating_kernel(c, [](auto x) { return expr; }); }; \
     d.save_inputs = save_in;                                                           \
     d.save_outputs = save_out;                                                         \
+    d.backward = ident##_backward;                                                     \
     return d;                                                                          \
   }
 
@@ -129,6 +195,7 @@ TANDEM_REGISTER_OP(logit) {
       };
     });
   };
+  d.backward = logit_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -142,6 +209,7 @@ TANDEM_REGISTER_OP(logit) {
       if (!is_floating_point(c.outputs[0].dtype())) return copy_unless_same(c.outputs[0], c.inputs[0]); \
       floating_kernel(c, [](auto x) { return expr; });                                   \
     };                                                                                   \
+    d.backward = zero_backward;                                                          \
     return d;                                                                            \
   }
 
@@ -175,6 +243,7 @@ TANDEM_REGISTER_OP(round) {
       };
     });
   };
+  d.backward = zero_backward;
   return d;
 }
 
@@ -182,6 +251,7 @@ TANDEM_REGISTER_OP(frac) {
   OpDef d = unary_def("frac", Promotion::Default);
   d.meta = floating_meta;
   d.cpu_kernel = [](KernelContext& c) { floating_kernel(c, [](auto x) { return x - vtrunc(x); }); };
+  d.backward = frac_backward;
   return d;
 }
 
@@ -206,6 +276,7 @@ TANDEM_REGISTER_OP(nan_to_num) {
       });
     });
   };
+  d.backward = nan_to_num_backward;
   d.save_inputs = 1;
   return d;
 }

@@ -9,7 +9,10 @@
 
 #include "tandem/kernels/cpu/loops.h"
 #include "tandem/kernels/cpu/vec_math.h"
+#include "tandem/ops/binary.h"
+#include "tandem/ops/creation.h"
 #include "tandem/ops/op_utils.h"
+#include "tandem/ops/pointwise.h"
 
 namespace tandem::unary_detail {
 
@@ -137,6 +140,23 @@ inline kernels::opmath_t<T> max_finite() {
   if constexpr (std::is_same_v<T, Half>) return static_cast<float>(Half::from_bits(0x7bff));       // 65504
   else if constexpr (std::is_same_v<T, BFloat16>) return static_cast<float>(BFloat16::from_bits(0x7f7f));
   else return std::numeric_limits<T>::max();
+}
+
+// ---------------------------------------------------------------- backward helpers
+/// Backward rules of one-input ops: PyTorch's derivatives (derivatives.yaml, 1.13)
+/// written with tandem ops so that they are differentiable again.
+using Grads = std::vector<Tensor>;
+
+/// Zeros shaped and typed like forward input i (piecewise-constant ops).
+inline Tensor zero_grad(const BackwardContext& c, size_t i = 0) {
+  return zeros(c.input_metas[i].sizes, c.input_metas[i].dtype);
+}
+/// Wraps a one-input rule: `f(c, grad)` is only called when the input needs a gradient.
+template <typename F>
+Grads unary_grad(BackwardContext& c, F f) {
+  Grads r(c.needs_input_grad.size());
+  if (c.needs_input_grad[0] && c.grad_outputs[0].defined()) r[0] = f(c, c.grad_outputs[0]);
+  return r;
 }
 
 }  // namespace tandem::unary_detail

@@ -9,6 +9,132 @@ namespace tandem {
 
 using namespace unary_detail;
 
+
+// ---------------------------------------------------------------- backward rules
+// PyTorch's derivatives (1.13) written with tandem ops. x: saved input, y: saved output.
+namespace {
+constexpr double kSeluAlphaG = 1.6732632423543772848170429916717;
+constexpr double kSeluScaleG = 1.0507009873554804934193349852946;
+
+Grads relu_backward(BackwardContext& c) {
+  // threshold_backward(grad, result, 0): the gradient passes where the result is positive.
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) { return where(c.outputs[0] > Scalar(0), g, Scalar(0)); });
+}
+Grads relu6_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    const Tensor& x = c.inputs[0];
+    return where(logical_and(x > Scalar(0), x < Scalar(6)), g, Scalar(0));
+  });
+}
+Grads leaky_relu_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    return where(c.inputs[0] > Scalar(0), g, g * c.attrs.scalar(0));
+  });
+}
+// elu: scale for x > 0, else input_scale * alpha * scale * exp(input_scale * x).
+Tensor elu_grad(const Tensor& g, const Tensor& x, double alpha, double scale, double input_scale) {
+  Tensor neg_part = g * (exp(x * Scalar(input_scale)) * Scalar(input_scale * alpha * scale));
+  return where(x > Scalar(0), g * Scalar(scale), neg_part);
+}
+Grads elu_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    return elu_grad(g, c.inputs[0], c.attrs.f(0), c.attrs.f(1), c.attrs.f(2));
+  });
+}
+Grads selu_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    return elu_grad(g, c.inputs[0], kSeluAlphaG, kSeluScaleG, 1.0);
+  });
+}
+Grads gelu_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) -> Tensor {
+    const Tensor& x = c.inputs[0];
+    if (c.attrs.str(0) == "tanh") {
+      constexpr double kBeta = 0.7978845608028654;  // sqrt(2 / pi)
+      constexpr double kKappa = 0.044715;
+      Tensor x_sq = x * x;
+      Tensor t = tanh((x + x_sq * x * Scalar(kKappa)) * Scalar(kBeta));
+      Tensor left = (t + Scalar(1)) * Scalar(0.5);
+      Tensor right = x * Scalar(0.5) * (Scalar(1) - t * t) * ((x_sq * Scalar(3 * kKappa) + Scalar(1)) * Scalar(kBeta));
+      return g * (left + right);
+    }
+    // Phi(x) + x phi(x), Phi(x) = (1 + erf(x / sqrt 2)) / 2, phi(x) = exp(-x^2 / 2) / sqrt(2 pi).
+    Tensor cdf = (erf(x * Scalar(0.7071067811865476)) + Scalar(1)) * Scalar(0.5);
+    Tensor pdf = exp(x * x * Scalar(-0.5)) * Scalar(0.3989422804014327);
+    return g * (cdf + x * pdf);
+  });
+}
+Grads silu_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    const Tensor& x = c.inputs[0];
+    Tensor s = sigmoid(x);
+    return g * (s * (x * (Scalar(1) - s) + Scalar(1)));
+  });
+}
+Grads mish_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    const Tensor& x = c.inputs[0];
+    Tensor t = tanh(softplus(x));
+    return g * (t + x * sigmoid(x) * (Scalar(1) - t * t));
+  });
+}
+Grads softplus_backward(BackwardContext& c) {
+  // Linear above the threshold (z = beta x > threshold), else sigmoid(beta x).
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    Tensor z = c.inputs[0] * c.attrs.scalar(0);
+    return where(z > c.attrs.scalar(1), g, g * sigmoid(z));
+  });
+}
+Grads hardsigmoid_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    const Tensor& x = c.inputs[0];
+    return where(logical_and(x > Scalar(-3), x < Scalar(3)), g * Scalar(1.0 / 6.0), Scalar(0));
+  });
+}
+Grads hardswish_backward(BackwardContext& c) {
+  // 0 below -3, x / 3 + 1/2 on [-3, 3], 1 above (PyTorch's boundary choices).
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    const Tensor& x = c.inputs[0];
+    Tensor mid = where(x <= Scalar(3), g * (x * Scalar(1.0 / 3.0) + Scalar(0.5)), g);
+    return where(x < Scalar(-3), Scalar(0), mid);
+  });
+}
+// clamp: the gradient passes where min <= x <= max.
+Grads clamp_backward(BackwardContext& c) {
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
+    const Tensor& x = c.inputs[0];
+    const auto lo = c.attrs.opt_scalar(0), hi = c.attrs.opt_scalar(1);
+    Tensor pass;
+    if (lo) pass = x >= *lo;
+    if (hi) pass = pass.defined() ? logical_and(pass, x <= *hi) : x <= *hi;
+    return where(pass, g, Scalar(0));
+  });
+}
+// clamp with tensor bounds (PyTorch's clamp_backward_min_max): self where it lies inside,
+// min where self < min (and min < max), max where self > max (or max < min, which wins).
+Grads clamp_tensor_backward(BackwardContext& c) {
+  const Tensor& g = c.grad_outputs[0];
+  const Tensor &x = c.inputs[0], &lo = c.inputs[1], &hi = c.inputs[2];
+  Grads r(3);
+  if (!g.defined()) return r;
+  if (lo.defined() && hi.defined()) {
+    if (c.needs_input_grad[0])
+      r[0] = ops::reduce_grad(where(logical_and(x >= lo, x <= hi), g, Scalar(0)), c.input_metas[0]);
+    if (c.needs_input_grad[1])
+      r[1] = ops::reduce_grad(where(logical_and(x < lo, lo < hi), g, Scalar(0)), c.input_metas[1]);
+    if (c.needs_input_grad[2])
+      r[2] = ops::reduce_grad(where(logical_or(x > hi, hi < lo), g, Scalar(0)), c.input_metas[2]);
+  } else if (lo.defined()) {
+    if (c.needs_input_grad[0]) r[0] = ops::reduce_grad(where(x >= lo, g, Scalar(0)), c.input_metas[0]);
+    if (c.needs_input_grad[1]) r[1] = ops::reduce_grad(where(x < lo, g, Scalar(0)), c.input_metas[1]);
+  } else {
+    if (c.needs_input_grad[0]) r[0] = ops::reduce_grad(where(x <= hi, g, Scalar(0)), c.input_metas[0]);
+    if (c.needs_input_grad[2]) r[2] = ops::reduce_grad(where(x > hi, g, Scalar(0)), c.input_metas[2]);
+  }
+  return r;
+}
+}  // namespace
+
 // ---------------------------------------------------------------- relu family
 TANDEM_REGISTER_OP(relu) {
   OpDef d = unary_def("relu", Promotion::Default);
@@ -20,6 +146,7 @@ TANDEM_REGISTER_OP(relu) {
       else return x < M(0) ? M(0) : x;  // NaN and -0.0 pass through, as PyTorch
     });
   };
+  d.backward = relu_backward;
   d.save_outputs = 1;
   return d;
 }
@@ -35,6 +162,7 @@ TANDEM_REGISTER_OP(relu6) {
       return M(6) < t ? M(6) : t;
     });
   };
+  d.backward = relu6_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -50,6 +178,7 @@ TANDEM_REGISTER_OP(leaky_relu) {
       return [s](M x) { return x > M(0) ? x : x * s; };
     });
   };
+  d.backward = leaky_relu_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -75,6 +204,7 @@ TANDEM_REGISTER_OP(elu) {
   d.attrs = {{"alpha", Scalar(1.0)}, {"scale", Scalar(1.0)}, {"input_scale", Scalar(1.0)}};
   d.meta = floating_meta;
   d.cpu_kernel = [](KernelContext& c) { elu_kernel(c, c.attrs.f(0), c.attrs.f(1), c.attrs.f(2)); };
+  d.backward = elu_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -83,6 +213,7 @@ TANDEM_REGISTER_OP(selu) {
   OpDef d = unary_def("selu", Promotion::Default);
   d.meta = floating_meta;
   d.cpu_kernel = [](KernelContext& c) { elu_kernel(c, kSeluAlpha, kSeluScale, 1.0); };
+  d.backward = selu_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -111,6 +242,7 @@ TANDEM_REGISTER_OP(gelu) {
       });
     }
   };
+  d.backward = gelu_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -121,6 +253,7 @@ TANDEM_REGISTER_OP(silu) {
   d.cpu_kernel = [](KernelContext& c) {
     floating_kernel(c, [](auto x) { return x / (decltype(x)(1) + vexp(-x)); });
   };
+  d.backward = silu_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -139,6 +272,7 @@ TANDEM_REGISTER_OP(mish) {
       return x > M(20) ? x : y;
     });
   };
+  d.backward = mish_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -159,6 +293,7 @@ TANDEM_REGISTER_OP(softplus) {
       };
     });
   };
+  d.backward = softplus_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -175,6 +310,7 @@ TANDEM_REGISTER_OP(hardsigmoid) {
       return t / M(6);
     });
   };
+  d.backward = hardsigmoid_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -191,6 +327,7 @@ TANDEM_REGISTER_OP(hardswish) {
       return x * t / M(6);
     });
   };
+  d.backward = hardswish_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -272,6 +409,7 @@ TANDEM_REGISTER_OP(clamp) {
       };
     });
   };
+  d.backward = clamp_backward;
   d.save_inputs = 1;
   return d;
 }
@@ -306,6 +444,7 @@ TANDEM_REGISTER_OP(clamp_tensor) {
       }
     });
   };
+  d.backward = clamp_tensor_backward;
   d.save_inputs = 0b111;
   return d;
 }
