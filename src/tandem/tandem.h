@@ -21,6 +21,7 @@
 #include "tandem/nn/init.h"
 #include "tandem/nn/layers.h"
 #include "tandem/nn/module.h"
+#include "tandem/optim/optim.h"
 #include "tandem/passes/pass_manager.h"
 #include "tandem/runtime/executor.h"
 #include "tandem/runtime/memory_planner.h"
