@@ -66,6 +66,21 @@ void add_1elem(benchmark::State& st) {
   }
 }
 
+/// Add of two 10^7-element float32 tensors, no grad: memory bound (120 MB moved per op:
+/// two reads and one write). bytes_per_second in the JSON gives the bandwidth.
+template <class Lib>
+void add_1e7(benchmark::State& st) {
+  typename Lib::NoGrad no_grad;
+  auto a = Lib::ones({10000000});
+  auto b = Lib::ones({10000000});
+  if (size_sum(Lib::add(a, b)) != 10000000) return st.SkipWithError("add gave wrong sizes");
+  for (auto _ : st) {
+    auto c = Lib::add(a, b);
+    benchmark::DoNotOptimize(c);
+  }
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * 3 * 4 * 10000000);
+}
+
 /// Registers every case under its shared name. Wall time drives the iteration count:
 /// the peer's OpenMP threads can burn CPU that thread CPU time would not show.
 template <class Lib>
@@ -74,6 +89,7 @@ void register_all() {
   benchmark::RegisterBenchmark("view/view_chain", view_chain_only<Lib>)->UseRealTime();
   benchmark::RegisterBenchmark("view/zeros_view_chain", zeros_view_chain<Lib>)->UseRealTime();
   benchmark::RegisterBenchmark("eltwise/add_1elem", add_1elem<Lib>)->UseRealTime();
+  benchmark::RegisterBenchmark("eltwise/add_1e7", add_1e7<Lib>)->UseRealTime();
 }
 
 /// Shared main body: `register_all`, then Google Benchmark's usual flags
