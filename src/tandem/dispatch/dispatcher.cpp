@@ -220,6 +220,29 @@ DType compute_dtype(const OpDef& op, ArrayRef<MetaRef> metas) {
   return t;
 }
 
+// Casts the op's promotable inputs to `common` into `storage`. Returns what the kernel
+// sees: `inputs` itself when nothing needs a cast (the common case copies nothing).
+ArrayRef<Tensor> promote_inputs(const OpDef& op, ArrayRef<Tensor> inputs, DType common, SmallVec<Tensor, 4>& storage) {
+  if (op.promotion == Promotion::None) return inputs;
+  auto needs_cast = [&](size_t i) {
+    const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
+    return spec.promote && inputs[i].defined() && inputs[i].dtype() != common;
+  };
+  bool any = false;
+  for (size_t i = 0; i < inputs.size() && !any; ++i) any = needs_cast(i);
+  if (!any) return inputs;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (needs_cast(i)) {
+      Tensor c = empty_tensor(inputs[i].sizes(), common);
+      kernels::copy_kernel(c, inputs[i]);
+      storage.push_back(std::move(c));
+    } else {
+      storage.push_back(inputs[i]);
+    }
+  }
+  return storage.ref();
+}
+
 void run_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> attrs, DType common,
               SmallVec<TensorMeta, 2>& out) {
   MetaContext ctx{op.name.c_str(), metas, AttrReader(op.name.c_str(), attrs), common, {}};
@@ -298,31 +321,9 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
   for (const Tensor& t : inputs) metas.push_back(MetaRef::of(t));
   const DType common = compute_dtype(op, metas.ref());
   SmallVec<Tensor, 4> cast_inputs;
-  ArrayRef<Tensor> run_inputs = inputs;
-  if (op.promotion != Promotion::None) {
-    bool any = false;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
-      if (spec.promote && inputs[i].defined() && inputs[i].dtype() != common) { any = true; break; }
-    }
-    if (any) {
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
-        const Tensor& t = inputs[i];
-        if (spec.promote && t.defined() && t.dtype() != common) {
-          Tensor c = empty_tensor(t.sizes(), common);
-          kernels::copy_kernel(c, t);
-          cast_inputs.push_back(std::move(c));
-          metas[i] = MetaRef::of(cast_inputs.back());
-        } else {
-          cast_inputs.push_back(t);
-        }
-      }
-      // metas point into cast_inputs, which no longer reallocates.
-      for (size_t i = 0; i < cast_inputs.size(); ++i) metas[i] = MetaRef::of(cast_inputs[i]);
-      run_inputs = cast_inputs.ref();
-    }
-  }
+  ArrayRef<Tensor> run_inputs = promote_inputs(op, inputs, common, cast_inputs);
+  if (run_inputs.data() != inputs.data())
+    for (size_t i = 0; i < run_inputs.size(); ++i) metas[i] = MetaRef::of(run_inputs[i]);
 
   OpOutputs outputs;
   if (op.view) {
@@ -416,31 +417,12 @@ Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attr
 
 void run_kernel(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs, OpOutputs& outputs,
                 DType result_dtype) {
-  SmallVec<MetaRef, 4> metas;
-  for (const Tensor& t : inputs) metas.push_back(MetaRef::of(t));
   SmallVec<Tensor, 4> cast_inputs;
   ArrayRef<Tensor> run_inputs = inputs;
   if (op.promotion != Promotion::None) {
-    const DType common = compute_dtype(op, metas.ref());
-    bool any = false;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
-      if (spec.promote && inputs[i].defined() && inputs[i].dtype() != common) any = true;
-    }
-    if (any) {
-      for (size_t i = 0; i < inputs.size(); ++i) {
-        const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
-        const Tensor& t = inputs[i];
-        if (spec.promote && t.defined() && t.dtype() != common) {
-          Tensor c = empty_tensor(t.sizes(), common);
-          kernels::copy_kernel(c, t);
-          cast_inputs.push_back(std::move(c));
-        } else {
-          cast_inputs.push_back(t);
-        }
-      }
-      run_inputs = cast_inputs.ref();
-    }
+    SmallVec<MetaRef, 4> metas;
+    for (const Tensor& t : inputs) metas.push_back(MetaRef::of(t));
+    run_inputs = promote_inputs(op, inputs, compute_dtype(op, metas.ref()), cast_inputs);
   }
   if (op.is_inplace && result_dtype != inputs[0].dtype()) {
     Tensor self = outputs[0];
