@@ -46,7 +46,7 @@ class OracleCase : public ::testing::Test {
         FAIL() << "expected " << want << ", but the op succeeded";
       } catch (const std::exception& e) {
         EXPECT_EQ(error_name(e), want) << e.what();
-        EXPECT_NE(std::string(e.what()).find("[" ), std::string::npos) << "message must name the op: " << e.what();
+        EXPECT_EQ(e.what()[0], '[') << "message must start with [op]: " << e.what();
       }
       return;
     }

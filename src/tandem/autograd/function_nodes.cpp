@@ -40,15 +40,14 @@ bool has_nan(const Tensor& t) {
 }  // namespace
 
 std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
-  const std::string nm = name();
-  TANDEM_CHECK(!released, RuntimeError, nm,
+  TANDEM_CHECK(!released, RuntimeError, name(),
                "trying to backward through the graph a second time (or to read saved tensors after they were "
                "freed); pass retain_graph=true to the first backward if you need to backward twice");
   TANDEM_CHECK(op->backward != nullptr, NotImplementedError, op->name, "the derivative for '", op->name,
                "' is not implemented");
   std::vector<Tensor> ins, outs;
-  for (const auto& s : saved_inputs) ins.push_back(s.unpack(nm));
-  for (const auto& s : saved_outputs) outs.push_back(s.unpack(nm));
+  for (const auto& s : saved_inputs) ins.push_back(s.unpack(*this));
+  for (const auto& s : saved_outputs) outs.push_back(s.unpack(*this));
   std::vector<MetaRef> metas;
   for (const auto& info : input_info) {
     MetaRef m;
@@ -77,7 +76,7 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
                            g.sizes(), " for input ", i, " of shape ", IntArrayRef(info.sizes));
     if (g.dtype() != info.dtype && is_floating_point(info.dtype)) g = g.to(info.dtype);
     if (is_anomaly_enabled() && has_nan(g))
-      throw RuntimeError(str_cat("[", nm, "] returned nan values in its ", i, "th output (anomaly mode); the forward op '",
+      throw RuntimeError(str_cat("[", name(), "] returned nan values in its ", i, "th output (anomaly mode); the forward op '",
                                  op->name, "' was created at: ", creation_context.empty() ? "<no anomaly scope>" : creation_context));
   }
   return result;

@@ -89,6 +89,12 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output, const std::shared_
   }
 }
 
+Tensor SavedVariable::unpack(const Node& owner) const {
+  // The common case needs no name; build it only for the error message.
+  if (defined_ && !was_released_ && data_._version() == saved_version_) return unpack(std::string());
+  return unpack(owner.name());
+}
+
 Tensor SavedVariable::unpack(const std::string& op) const {
   if (!defined_) return {};
   TANDEM_CHECK(!was_released_, RuntimeError, op,

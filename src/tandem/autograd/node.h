@@ -94,6 +94,8 @@ class SavedVariable {
   /// Returns the tensor; RuntimeError naming `op` if it was modified in place since it
   /// was saved, or released by an earlier backward.
   Tensor unpack(const std::string& op) const;
+  /// Same, naming `owner` (its name() is built only if an error is raised).
+  Tensor unpack(const Node& owner) const;
   void reset();
   bool defined() const { return defined_; }
 
