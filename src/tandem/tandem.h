@@ -20,6 +20,7 @@
 #include "tandem/jit/compile.h"
 #include "tandem/nn/init.h"
 #include "tandem/nn/layers.h"
+#include "tandem/nn/models.h"
 #include "tandem/nn/module.h"
 #include "tandem/optim/optim.h"
 #include "tandem/passes/pass_manager.h"
