@@ -99,6 +99,27 @@ TEST(Train, MissingDataNamesDirectoryAndPackage) {
   }
 }
 
+TEST(Train, CorruptDataGivesTheReadersError) {
+  REQUIRE_DATA();
+  // A copy of the dataset whose training images are cut in half.
+  const std::string dir = tmpdir("corrupt");
+  fs::create_directories(dir);
+  const std::string root = data::datasets::FashionMNIST::kDefaultRoot;
+  for (const char* f : {"train-labels-idx1-ubyte.gz", "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"})
+    fs::copy_file(root + "/" + f, dir + "/" + f);
+  const std::string images = test::read_bytes(root + "/train-images-idx3-ubyte.gz");
+  test::write_bytes(dir + "/train-images-idx3-ubyte.gz", images.substr(0, images.size() / 2));
+  TrainConfig c = small_config(tmpdir("corrupt-out"), 1);
+  c.data_dir = dir;
+  std::ostringstream out;
+  try {
+    tools::run_training(c, out);
+    FAIL() << "trained on a truncated file";
+  } catch (const RuntimeError& e) {
+    EXPECT_NE(std::string(e.what()).find("train-images-idx3-ubyte.gz"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Train, LearnsAndWritesOutputs) {
   REQUIRE_DATA();
   const std::string out = tmpdir("learn");
