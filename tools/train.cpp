@@ -355,6 +355,16 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
     }
     bar.finish();
     auto [test_loss, test_acc] = evaluate(*model, test_loader, eval_forward);
+    if (compiled && epoch == start_epoch) {
+      // What the compiled evaluation runs on: its programs and their planned arena.
+      out << "compiled evaluation: " << compiled->num_programs() << " program(s), " << compiled->compiled_calls()
+          << " compiled / " << compiled->eager_calls() << " eager call(s)";
+      if (const runtime::Executor* ex = compiled->last_executor())
+        out << "; planned arena " << fmt(static_cast<double>(ex->plan().arena_bytes) / 1048576.0, 2)
+            << " MiB (lower bound " << fmt(static_cast<double>(ex->plan().lower_bound) / 1048576.0, 2) << " MiB)";
+      out << "\n";
+      for (const auto& w : compiled->warnings()) out << "  note: " << w << "\n";
+    }
     EpochMetrics m{epoch + 1, loss_sum / static_cast<double>(seen), test_loss, test_acc, c.lr, secs,
                    static_cast<double>(seen) / secs};
     result.history.push_back(m);
