@@ -1,11 +1,13 @@
 // The `tandem` command-line program. Subcommands: train (the main job: train a network on
-// Fashion-MNIST, see train.h), demo (a tour of the tensor library).
+// Fashion-MNIST, see train.h), dump (the captured graph of a model, dump.h), demo (a tour
+// of the tensor library).
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "tandem/tandem.h"
+#include "dump.h"
 #include "train.h"
 
 namespace {
@@ -66,6 +68,7 @@ void usage(std::ostream& os) {
   os << "usage: tandem <command>\n\n"
         "commands:\n"
         "  train    train an MLP or CNN on Fashion-MNIST (tandem train --help)\n"
+        "  dump     print the graph compiled mode captures for a model (tandem dump --help)\n"
         "  demo     a tour of the tensor library: tensors, views, promotion, autograd, profiler\n"
         "  --help   this text\n";
 }
@@ -84,6 +87,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "demo") return demo();
+    if (cmd == "dump") return tandem::tools::dump_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "train") return tandem::tools::train_main(std::vector<std::string>(argv + 2, argv + argc));
     std::cerr << "tandem: unknown command '" << cmd << "'\n";
     usage(std::cerr);
