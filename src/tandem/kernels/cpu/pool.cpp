@@ -261,27 +261,42 @@ void max_pool_backward_loop(const Pool2dGeometry& g, const Tensor& grad_input, c
       const T* plane = x + p * HW;
       const T* gp = go + p * OP;
       T* dst = gi + p * HW;
-      std::fill(dst, dst + HW, T(0));
       if (k2s2) {
+        // Branch-free (the argmax of random data defeats branch prediction): every
+        // position of a window is written, the gradient at the argmax and 0 elsewhere;
+        // only rows/columns no window covers are zero-filled.
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           const T* r0 = plane + 2 * oh * g.W;
           const T* r1 = r0 + g.W;
           T* d0 = dst + 2 * oh * g.W;
+          T* d1 = d0 + g.W;
+          const T* gr = gp + oh * g.OW;
+#pragma omp simd
           for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const A v[4] = {static_cast<A>(r0[2 * ow]), static_cast<A>(r0[2 * ow + 1]), static_cast<A>(r1[2 * ow]),
-                            static_cast<A>(r1[2 * ow + 1])};
-            int best = 0;
-            A m = v[0];
-            for (int k = 1; k < 4; ++k)
-              if (v[k] > m || is_nan(v[k])) {
-                m = v[k];
-                best = k;
-              }
-            d0[(best >> 1) * g.W + 2 * ow + (best & 1)] = gp[oh * g.OW + ow];
+            const A a = static_cast<A>(r0[2 * ow]), b = static_cast<A>(r0[2 * ow + 1]);
+            const A c = static_cast<A>(r1[2 * ow]), d = static_cast<A>(r1[2 * ow + 1]);
+            // max_pool_loop's rule in window order a, b, c, d (a later value wins when it is
+            // greater or NaN), as a row-pair tournament: within each row, then row 1 against
+            // row 0; the same winner (first maximum, else last NaN), without branches.
+            const bool tb = b > a || b != b;
+            const A m0 = tb ? b : a;
+            const bool td = d > c || d != d;
+            const A m1 = td ? d : c;
+            // m1 is NaN exactly when c or d is (testing m1 itself stops GCC vectorising).
+            const bool t1 = m1 > m0 || c != c || d != d;
+            const T gv = gr[ow];
+            const T hi = t1 ? gv : T(0), lo = t1 ? T(0) : gv;
+            d0[2 * ow] = tb ? T(0) : lo;
+            d0[2 * ow + 1] = tb ? lo : T(0);
+            d1[2 * ow] = td ? T(0) : hi;
+            d1[2 * ow + 1] = td ? hi : T(0);
           }
+          for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = T(0);
         }
+        std::fill(dst + 2 * g.OH * g.W, dst + HW, T(0));
         continue;
       }
+      std::fill(dst, dst + HW, T(0));
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         int64_t hs = oh * g.stride_h - g.pad_h;
         const int64_t he = std::min(hs + (g.KH - 1) * g.dil_h + 1, g.H);
