@@ -111,6 +111,27 @@ void max_pool_values(const Pool2dGeometry& g, const Tensor& out, const Tensor& i
   const int64_t lo = std::min((pw + sw - 1) / sw, g.OW);
   int64_t hi = g.OW;
   while (hi > lo && (hi - 1) * sw - pw + (g.KW - 1) * dw >= g.W) --hi;
+  if (g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 && g.pad_w == 0 &&
+      g.dil_h == 1 && g.dil_w == 1 && 2 * g.OH <= g.H && 2 * g.OW <= g.W) {
+    // The common 2x2, stride 2 window: one vectorised pass per output row.
+    for_planes(g.N * g.C, OP * 4, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p)
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const T* r0 = x + p * HW + 2 * oh * g.W;
+          const T* r1 = r0 + g.W;
+          T* yr = y + p * OP + oh * g.OW;
+#pragma omp simd
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            A m = static_cast<A>(r0[2 * ow]);
+            m = nan_max(m, static_cast<A>(r0[2 * ow + 1]));
+            m = nan_max(m, static_cast<A>(r1[2 * ow]));
+            m = nan_max(m, static_cast<A>(r1[2 * ow + 1]));
+            yr[ow] = static_cast<T>(m);
+          }
+        }
+    });
+    return;
+  }
   for_planes(g.N * g.C, OP * g.KH * g.KW, [&](int64_t b, int64_t e) {
     std::vector<A> rowmax(static_cast<size_t>(g.W)), outrow(static_cast<size_t>(g.OW));
     A* rm = rowmax.data();
