@@ -234,7 +234,17 @@ Tensor Sequential::forward(const Tensor& x) {
   return y;
 }
 
+namespace {
+ModulePtr child_at(const Module& m, size_t i) {
+  auto kids = m.children();
+  TANDEM_CHECK(i < kids.size(), IndexError, m.name(), "index ", i, " is out of range for ", kids.size(), " modules");
+  return kids[i];
+}
+}  // namespace
+ModulePtr Sequential::operator[](size_t i) const { return child_at(*this, i); }
+
 void ModuleList::push_back(ModulePtr m) { add_child(std::to_string(children().size()), std::move(m)); }
+ModulePtr ModuleList::operator[](size_t i) const { return child_at(*this, i); }
 void ModuleDict::insert(const std::string& key, ModulePtr m) { add_child(key, std::move(m)); }
 ModulePtr ModuleDict::operator[](const std::string& key) const {
   for (auto& [n, m] : named_children())
