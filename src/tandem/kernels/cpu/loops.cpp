@@ -34,7 +34,9 @@ ElementwiseIter ElementwiseIter::make(ArrayRef<Tensor> operands, IntArrayRef sha
       }
     }
   }
-  // Drop size-1 dims and merge dims contiguous for every operand.
+  // Drop size-1 dims and merge dims contiguous for every operand. A dim merges into the
+  // last kept output dim (it.strides[k][out - 1]; st[k][out - 1] would be an input dim,
+  // which differs once a size-1 dim was dropped or dims were merged).
   int out = 0;
   for (int d = 0; d < nd; ++d) {
     if (shp[d] == 1) continue;
