@@ -18,6 +18,7 @@
 #include "tandem/io/safetensors.h"
 #include "tandem/ir/graph.h"
 #include "tandem/jit/compile.h"
+#include "tandem/nn/compiled.h"
 #include "tandem/nn/init.h"
 #include "tandem/nn/layers.h"
 #include "tandem/nn/models.h"
