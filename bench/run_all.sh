@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# Runs the shared workloads (bench/workloads.h) on the libtorch peer, out of the box and
-# tuned, then on tandem, and rewrites bench/RESULTS.md (its "## History" section is kept).
-#   bench/run_all.sh [BUILD_DIR]     default build-bench, which `./run bench` configures
-#   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags
+# Runs the benchmarks on the libtorch peer, out of the box and tuned, then on tandem, and
+# rewrites their section of bench/RESULTS.md (the other section and "## History" are kept).
+#   bench/run_all.sh [BUILD_DIR] [all|core|train]   default build-bench (`./run bench`
+#                                                    configures it) and all
+#   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
+#   train: the training step of the two reference models (bench_train,
+#          bench_peer_torch_train; bench/train_harness.h), each model in its own process
+#   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
+#   TRAIN_FLAGS="--rounds 3 --seconds 1" bench/run_all.sh   flags for the training programs
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
+what=${2:-all}
+case $what in all | core | train) ;; *) echo "run_all.sh: unknown part '$what' (all, core or train)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
-for bin in bench_core bench_peer_torch; do
+bins=()
+[[ $what != train ]] && bins+=(bench_core bench_peer_torch)
+[[ $what != core ]] && bins+=(bench_train bench_peer_torch_train)
+for bin in "${bins[@]}"; do
   [[ -x $build/bench/$bin ]] || { echo "run_all.sh: no $build/bench/$bin; build it with ./run bench" >&2; exit 1; }
 done
 mkdir -p "$out"
-: > "$out/commands.txt"
-
-# Medians of 5 repetitions; a short minimum time keeps the whole run near a minute.
-flags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2)
-read -r -a extra <<< "${BENCH_FLAGS:-}"
+command="${BENCH_COMMAND:-bench/run_all.sh${*:+ $*}}"
 
 # Debian's OpenBLAS misdetects recent CPUs; name the best kernel family the CPU supports
 # (a SkylakeX kernel on a CPU without AVX-512 would die with SIGILL).
@@ -25,25 +31,62 @@ coretype=
 if grep -qw avx512f /proc/cpuinfo; then coretype=SkylakeX
 elif grep -qw avx2 /proc/cpuinfo; then coretype=Haswell; fi
 tuned=(OMP_WAIT_POLICY=PASSIVE ${coretype:+OPENBLAS_CORETYPE=$coretype})
+# Only the given tuning variables reach a program (the caller's are removed).
+clean_env=(env -u OPENBLAS_CORETYPE -u OMP_WAIT_POLICY)
 
-# run_one LABEL PROGRAM [VAR=VALUE...]: runs PROGRAM with only the given tuning variables
-# (the caller's are removed), keeps its JSON and the TSV form `case<TAB>ns<TAB>unit`.
-run_one() {
-  local label=$1 prog=$2
-  shift 2
-  local cmd=(env -u OPENBLAS_CORETYPE -u OMP_WAIT_POLICY "$@" "$build/bench/$prog" "${flags[@]}" "${extra[@]}")
-  echo "== $label: ${cmd[*]}"
-  echo "${cmd[*]}" >> "$out/commands.txt"
-  "${cmd[@]}" --benchmark_out="$out/$label.json" --benchmark_out_format=json
-  "$py" bench/report.py tsv "$out/$label.json" > "$out/$label.tsv"
-}
+# ---------------------------------------------------------------- core (Google Benchmark)
+if [[ $what != train ]]; then
+  : > "$out/commands.txt"
+  # Medians of 5 repetitions; a short minimum time keeps the whole run near a minute.
+  flags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2)
+  read -r -a extra <<< "${BENCH_FLAGS:-}"
 
-run_one torch_default bench_peer_torch
-run_one torch_tuned bench_peer_torch "${tuned[@]}"
-run_one tandem bench_core
+  # run_one LABEL PROGRAM [VAR=VALUE...]: keeps the program's JSON and the TSV form
+  # `case<TAB>ns<TAB>unit`.
+  run_one() {
+    local label=$1 prog=$2
+    shift 2
+    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${flags[@]}" "${extra[@]}")
+    echo "== $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/commands.txt"
+    "${cmd[@]}" --benchmark_out="$out/$label.json" --benchmark_out_format=json
+    "$py" bench/report.py tsv "$out/$label.json" > "$out/$label.tsv"
+  }
 
-"$py" bench/report.py md --out bench/RESULTS.md --command "${BENCH_COMMAND:-bench/run_all.sh${*:+ $*}}" \
-  --commands "$out/commands.txt" \
-  tandem="$out/tandem.tsv" torch_tuned="$out/torch_tuned.tsv" torch_default="$out/torch_default.tsv"
-for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/$label.tsv"; done
+  run_one torch_default bench_peer_torch
+  run_one torch_tuned bench_peer_torch "${tuned[@]}"
+  run_one tandem bench_core
+
+  "$py" bench/report.py md --out bench/RESULTS.md --command "$command" --commands "$out/commands.txt" \
+    tandem="$out/tandem.tsv" torch_tuned="$out/torch_tuned.tsv" torch_default="$out/torch_default.tsv"
+  for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/$label.tsv"; done
+fi
+
+# ---------------------------------------------------------------- training step
+if [[ $what != core ]]; then
+  : > "$out/train_commands.txt"
+  read -r -a tflags <<< "${TRAIN_FLAGS:-}"
+  for label in tandem torch_tuned torch_default; do : > "$out/train_$label.tsv"; done
+  # train_one LABEL PROGRAM MODEL [VAR=VALUE...]: one model in one process (its own peak RSS).
+  train_one() {
+    local label=$1 prog=$2 model=$3
+    shift 3
+    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" --model "$model" "${tflags[@]}")
+    echo "== train $label $model: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/train_commands.txt"
+    "${cmd[@]}" >> "$out/train_$label.tsv"
+  }
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  # The three programs alternate per model, so a change in machine load hits all of them.
+  for model in mlp cnn; do
+    train_one torch_default bench_peer_torch_train "$model"
+    train_one torch_tuned bench_peer_torch_train "$model" "${tuned[@]}"
+    train_one tandem bench_train "$model"
+  done
+  "$py" bench/report.py train --out bench/RESULTS.md --command "$command" --commands "$out/train_commands.txt" \
+    --load "$load" \
+    tandem="$out/train_tandem.tsv" torch_tuned="$out/train_torch_tuned.tsv" \
+    torch_default="$out/train_torch_default.tsv"
+  for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
+fi
 echo "wrote bench/RESULTS.md"

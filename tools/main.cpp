@@ -1,9 +1,14 @@
-// The `tandem` command-line program. Subcommands: demo (a tour of what works today).
+// The `tandem` command-line program. Subcommands: train (the main job: train a network on
+// Fashion-MNIST, see train.h), dump (the captured graph of a model, dump.h), demo (a tour
+// of the tensor library).
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "tandem/tandem.h"
+#include "dump.h"
+#include "train.h"
 
 namespace {
 
@@ -62,7 +67,9 @@ int demo() {
 void usage(std::ostream& os) {
   os << "usage: tandem <command>\n\n"
         "commands:\n"
-        "  demo     a tour of what works today: tensors, views, promotion, autograd, profiler\n"
+        "  train    train an MLP or CNN on Fashion-MNIST (tandem train --help)\n"
+        "  dump     print the graph compiled mode captures for a model (tandem dump --help)\n"
+        "  demo     a tour of the tensor library: tensors, views, promotion, autograd, profiler\n"
         "  --help   this text\n";
 }
 
@@ -80,6 +87,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (cmd == "demo") return demo();
+    if (cmd == "dump") return tandem::tools::dump_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "train") return tandem::tools::train_main(std::vector<std::string>(argv + 2, argv + argc));
     std::cerr << "tandem: unknown command '" << cmd << "'\n";
     usage(std::cerr);
     return 2;

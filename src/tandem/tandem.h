@@ -15,6 +15,7 @@
 #include "tandem/data/idx.h"
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/dispatch/profiler.h"
+#include "tandem/io/checkpoint.h"
 #include "tandem/io/safetensors.h"
 #include "tandem/ir/graph.h"
 #include "tandem/jit/compile.h"

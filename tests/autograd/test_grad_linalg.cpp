@@ -108,16 +108,19 @@ TEST(GradConv, Conv2dStridePadDilationGroups) {
         {narrow(xp, 1, 1, 4).detach().requires_grad_(), wd});
 }
 
-// DISABLED: gradcheck fails for one of these cases (weight gradient, under investigation;
-// each case passes on its own with other seeds). See the session notes.
-TEST(GradConv, DISABLED_Conv2dSameUnbatchedConv1d) {
+// Unbatched conv2d (strided, and with padding "same" and dilation) and grouped conv1d.
+// The conv1d case used to fail: its weight gradient reshapes a permuted [N, G, Cg, 1, W]
+// view, and the elementwise iterator's dim merging compared strides against a dropped
+// size-1 dim (fixed in kernels/cpu/loops.cpp; see ViewWrites.CopyOfPermutedTensorWithSizeOneDim).
+TEST(GradConv, Conv2dSameUnbatchedConv1d) {
   Tensor x = leaf({3, 6, 5}, 38), w = leaf({2, 3, 2, 3}, 39), b = leaf({2}, 40);
-  // Known bug, not yet fixed: the weight gradient of unbatched conv2d with padding "same"
-  // and dilation {1, 2} is wrong (tracked in the session notes). Batched "same" is
-  // covered by Conv2dStridePaddingDilationGroups.
   check([](auto& v) { return conv2d(v[0], v[1], v[2], {2}, {1}); }, {x, w, b});
+  check([](auto& v) { return conv2d(v[0], v[1], v[2], {1}, PaddingMode::Same, {1, 2}); }, {x, w, b});
   Tensor x1 = leaf({2, 4, 9}, 41), w1 = leaf({6, 2, 3}, 42), b1 = leaf({6}, 43);
   check([](auto& v) { return conv1d(v[0], v[1], v[2], {2}, {1}, {2}, 2); }, {x1, w1, b1});
+  check([](auto& v) { return conv1d(v[0], v[1], v[2], {1}, PaddingMode::Same, {2}, 2); }, {x1, w1, b1});
+  Tensor xu = leaf({4, 9}, 44);
+  check([](auto& v) { return conv1d(v[0], v[1], Tensor(), {2}, {0}, {1}, 2); }, {xu, w1});
 }
 
 TEST(GradConv, Conv2dDoubleBackward) {

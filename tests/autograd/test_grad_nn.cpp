@@ -1,5 +1,5 @@
 // Gradients of the nn ops: gradcheck (float64 finite differences) for every backward rule,
-// gradgradcheck where double backward is implemented, NotImplementedError where it is not,
+// gradgradcheck where double backward is implemented (norms and losses included),
 // and gradient values / running-stat updates against PyTorch (tests/data/nn_grad.json,
 // written by tests/oracle/gen_nn.py).
 #include <gtest/gtest.h>
@@ -27,12 +27,33 @@ Tensor leaf(IntArrayRef sizes, uint64_t seed, double scale = 1.0, double shift =
   return (randn(sizes, kFloat64) * scale + shift).detach().requires_grad_();
 }
 
+// Under create_graph some rules switch from a fused backward op to a form written with
+// ops (gradgradcheck differentiates that form, so it cannot catch an error in it): its
+// first derivative must equal the plain one, which gradcheck verified.
+void expect_same_first_derivative(const Fn& f, const std::vector<Tensor>& in) {
+  std::vector<Tensor> req;
+  for (const Tensor& t : in)
+    if (t.requires_grad()) req.push_back(t);
+  Tensor y = f(in);
+  if (req.empty() || !y.requires_grad()) return;
+  Tensor v = (arange(Scalar(y.numel()), kFloat64).reshape(y.sizes()) * 0.37).sin();
+  auto plain = autograd::grad({f(in)}, req, {v}, std::nullopt, false, true);
+  auto graph = autograd::grad({f(in)}, req, {v}, std::nullopt, true, true);
+  for (size_t i = 0; i < req.size(); ++i) {
+    ASSERT_EQ(plain[i].defined(), graph[i].defined()) << "input " << i;
+    if (plain[i].defined()) {
+      EXPECT_EQ(oracle::compare_tensors(graph[i].detach(), plain[i], 1e-9, 1e-9), "") << "create_graph first derivative, input " << i;
+    }
+  }
+}
+
 void check(Fn f, const std::vector<Tensor>& in, bool second = true, double atol = 1e-5) {
   autograd::GradcheckOptions o;
   o.atol = atol;
   EXPECT_TRUE(gradcheck(wrap(f), in, o));
   if (second) {
     EXPECT_TRUE(gradgradcheck(wrap(f), in, o));
+    expect_same_first_derivative(f, in);
   }
 }
 
@@ -131,14 +152,21 @@ TEST(GradNN, BinaryCrossEntropy) {
   Tensor x = probs({3, 4}, 16).requires_grad_();
   Tensor t = probs({3, 4}, 17).requires_grad_();
   Tensor w = probs({4}, 18);
-  for (const char* red : {"none", "mean", "sum"})
-    check([&](auto& v) { return binary_cross_entropy(v[0], v[1], w, red); }, {x, t}, false);
+  for (const char* red : {"none", "mean", "sum"}) {
+    check([&](auto& v) { return binary_cross_entropy(v[0], v[1], w, red); }, {x, t});
+    Tensor xn = probs({4, 3}, 46).t().detach().requires_grad_();  // non-contiguous
+    check([&](auto& v) { return binary_cross_entropy(v[0], v[1], Tensor(), red); }, {xn, t});
+  }
   Tensor lg = leaf({3, 4}, 19, 2.0);
   Tensor pw = probs({4}, 20) * 3.0;
   for (const char* red : {"none", "mean", "sum"})
-    check([&](auto& v) { return binary_cross_entropy_with_logits(v[0], v[1], w, red, pw); }, {lg, t}, false);
-  check([&](auto& v) { return binary_cross_entropy_with_logits(v[0], v[1], Tensor(), "mean", Tensor()); }, {lg, t},
-        false);
+    check([&](auto& v) { return binary_cross_entropy_with_logits(v[0], v[1], w, red, pw); }, {lg, t});
+  check([&](auto& v) { return binary_cross_entropy_with_logits(v[0], v[1], Tensor(), "mean", Tensor()); }, {lg, t});
+  // Broadcast weight and pos_weight over [2, 3, 4], input non-contiguous.
+  Tensor lg3 = leaf({4, 3, 2}, 47);
+  Tensor t3 = probs({2, 3, 4}, 48).requires_grad_();
+  check([&](auto& v) { return binary_cross_entropy_with_logits(v[0].permute({2, 1, 0}), v[1], probs({3, 1}, 49), "sum", pw); },
+        {lg3, t3});
 }
 
 TEST(GradNN, KlDiv) {
@@ -146,17 +174,33 @@ TEST(GradNN, KlDiv) {
   Tensor t = probs({3, 4}, 22).requires_grad_();
   Tensor lt = leaf({3, 4}, 23);
   for (const char* red : {"none", "mean", "sum", "batchmean"}) {
-    check([&](auto& v) { return kl_div(v[0], v[1], red, false); }, {x, t}, false);
-    check([&](auto& v) { return kl_div(v[0], v[1], red, true); }, {x, lt}, false);
+    check([&](auto& v) { return kl_div(v[0], v[1], red, false); }, {x, t});
+    check([&](auto& v) { return kl_div(v[0], v[1], red, true); }, {x, lt});
   }
+  // Broadcast target, non-contiguous input.
+  Tensor t4 = probs({4}, 24).requires_grad_();
+  check([&](auto& v) { return kl_div(v[0].t(), v[1], "batchmean", false); }, {leaf({4, 3}, 25), t4});
 }
 
-TEST(GradNN, LossDoubleBackwardNotImplementedForLogLosses) {
-  Tensor x = probs({4}, 24).requires_grad_();
-  Tensor t = probs({4}, 25);
-  Tensor l = binary_cross_entropy(x, t);
-  auto g = autograd::grad({l}, {x}, {}, true, true);
-  EXPECT_THROW(autograd::grad({sum_to_size(g[0], {})}, {x}), NotImplementedError);
+// Under create_graph the log losses' rules switch from the fused backward ops to a form
+// written with ops: both give the same first derivative.
+TEST(GradNN, LogLossDifferentiableRuleMatchesFusedRule) {
+  Tensor x = probs({3, 4}, 26).requires_grad_(), t = probs({3, 4}, 27).requires_grad_();
+  Tensor lg = leaf({3, 4}, 28);
+  Tensor w = probs({4}, 29), pw = probs({4}, 30) * 3.0;
+  const std::vector<std::function<Tensor()>> losses = {
+      [&] { return binary_cross_entropy(x, t, w, "mean"); },
+      [&] { return binary_cross_entropy_with_logits(lg, t, w, "sum", pw); },
+      [&] { return kl_div(lg, t, "batchmean", false); },
+      [&] { return kl_div(lg, x, "none", true).sum(); },
+  };
+  for (size_t k = 0; k < losses.size(); ++k) {
+    std::vector<Tensor> in = {k == 0 ? x : lg, k == 3 ? x : t};
+    auto fused = autograd::grad({losses[k]()}, in);
+    auto ops_form = autograd::grad({losses[k]()}, in, {}, std::nullopt, /*create_graph=*/true);
+    for (size_t i = 0; i < 2; ++i)
+      EXPECT_EQ(oracle::compare_tensors(fused[i], ops_form[i].detach(), 1e-12, 1e-12), "") << "loss " << k << " input " << i;
+  }
 }
 
 // ---------------------------------------------------------------- normalisation
@@ -164,38 +208,48 @@ TEST(GradNN, BatchNorm) {
   Tensor x = leaf({4, 3, 2}, 26, 2.0, 0.5);
   Tensor w = leaf({3}, 27), b = leaf({3}, 28);
   Tensor rm = zeros({3}, kFloat64), rv = ones({3}, kFloat64);
-  check([&](auto& v) { return batch_norm(v[0], rm, rv, v[1], v[2], true, 0.1, 1e-5); }, {x, w, b}, false);
-  check([&](auto& v) { return batch_norm(v[0], Tensor(), Tensor(), Tensor(), Tensor(), true); }, {x}, false);
-  check([&](auto& v) { return batch_norm(v[0], rm, rv, v[1], v[2], false); }, {x, w, b}, false);
+  // The running stats are updated on every evaluation: give each call fresh copies.
+  check([&](auto& v) { return batch_norm(v[0], rm.clone(), rv.clone(), v[1], v[2], true, 0.1, 1e-5); }, {x, w, b});
+  check([&](auto& v) { return batch_norm(v[0], Tensor(), Tensor(), Tensor(), Tensor(), true); }, {x});
+  Tensor rm2 = leaf({3}, 50).detach(), rv2 = probs({3}, 51) + 0.5;
+  check([&](auto& v) { return batch_norm(v[0], rm2, rv2, v[1], v[2], false); }, {x, w, b});
   Tensor x2 = leaf({5, 2}, 29);
-  check([&](auto& v) { return batch_norm(v[0], Tensor(), Tensor(), v[1].slice(0, 0, 2), Tensor(), true); }, {x2, w},
-        false);
+  check([&](auto& v) { return batch_norm(v[0], Tensor(), Tensor(), v[1].slice(0, 0, 2), Tensor(), true); }, {x2, w});
+  // Non-contiguous 4-d input.
+  Tensor x4 = leaf({3, 2, 3, 2}, 52, 1.5, -0.5);
+  check([&](auto& v) { return batch_norm(v[0].permute({0, 3, 2, 1}), Tensor(), Tensor(), v[1].narrow(0, 0, 2), v[2].narrow(0, 1, 2), true); },
+        {x4, w, b});
 }
 
-TEST(GradNN, BatchNormDoubleBackwardNotImplemented) {
+// Double backward of batch norm: the second derivative includes the batch statistics'
+// dependence on x (a gradient penalty), and the first derivative under create_graph
+// equals the fused kernel's.
+TEST(GradNN, BatchNormDoubleBackward) {
   Tensor x = leaf({4, 3}, 30);
   Tensor y = batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true);
-  auto g = autograd::grad({y}, {x}, {ones({4, 3}, kFloat64)}, true, true);
-  try {
-    autograd::grad({sum_to_size(g[0] * g[0], {})}, {x});
-    FAIL() << "expected NotImplementedError";
-  } catch (const NotImplementedError& e) {
-    EXPECT_NE(std::string(e.what()).find("native_batch_norm_backward"), std::string::npos) << e.what();
-  }
+  Tensor go = leaf({4, 3}, 53).detach();
+  auto g = autograd::grad({y}, {x}, {go}, true, true);
+  auto fused = autograd::grad({batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true)}, {x}, {go});
+  EXPECT_EQ(oracle::compare_tensors(g[0].detach(), fused[0], 1e-10, 1e-12), "");
+  auto gg = autograd::grad({(g[0] * g[0]).sum()}, {x});
+  ASSERT_TRUE(gg[0].defined());
+  EXPECT_GT(oracle::to_doubles(gg[0].abs().sum())[0], 0.0);
 }
 
 TEST(GradNN, LayerGroupInstanceNorm) {
   Tensor x = leaf({2, 3, 4}, 31);
   Tensor w = leaf({3, 4}, 32), b = leaf({3, 4}, 33);
-  check([&](auto& v) { return layer_norm(v[0], {3, 4}, v[1], v[2]); }, {x, w, b}, false);
+  check([&](auto& v) { return layer_norm(v[0], {3, 4}, v[1], v[2]); }, {x, w, b});
   Tensor w4 = leaf({4}, 34);
-  check([&](auto& v) { return layer_norm(v[0], {4}, v[1], Tensor(), 1e-3); }, {x, w4}, false);
+  check([&](auto& v) { return layer_norm(v[0], {4}, v[1], Tensor(), 1e-3); }, {x, w4});
+  check([&](auto& v) { return layer_norm(v[0].transpose(0, 2), {2}, v[1].narrow(0, 0, 2)); }, {x, w4});  // non-contiguous
   Tensor xg = leaf({2, 6, 3}, 35);
   Tensor gw = leaf({6}, 36), gb = leaf({6}, 37);
-  check([&](auto& v) { return group_norm(v[0], 3, v[1], v[2]); }, {xg, gw, gb}, false);
-  check([&](auto& v) { return group_norm(v[0], 2); }, {xg}, false);
+  check([&](auto& v) { return group_norm(v[0], 3, v[1], v[2]); }, {xg, gw, gb});
+  check([&](auto& v) { return group_norm(v[0], 2); }, {xg});
+  check([&](auto& v) { return group_norm(v[0].transpose(1, 2), 3, v[1].narrow(0, 0, 3)); }, {xg, gw});  // non-contiguous
   Tensor iw = leaf({6}, 38);
-  check([&](auto& v) { return instance_norm(v[0], Tensor(), Tensor(), v[1], Tensor()); }, {xg, iw}, false);
+  check([&](auto& v) { return instance_norm(v[0], Tensor(), Tensor(), v[1], Tensor()); }, {xg, iw});
 }
 
 // ---------------------------------------------------------------- dropout, embedding

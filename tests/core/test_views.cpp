@@ -266,6 +266,27 @@ TEST(ViewWrites, CopyIntoOverlappingViewReadsTheOldValues) {
   EXPECT_EQ(got2, (std::vector<int64_t>{0, 0, 1, 2, 3, 4}));
 }
 
+// A size-1 dim whose stride happens to equal size * stride of the next kept dim must not
+// make the elementwise iterator merge two dims that are not contiguous in every operand
+// (it once compared against the dropped size-1 dim's stride; the weight gradient of a
+// grouped conv1d read garbage through this).
+TEST(ViewWrites, CopyOfPermutedTensorWithSizeOneDim) {
+  Tensor base = arange(72);
+  Tensor src = base.as_strided({2, 2, 2, 1, 9}, {9, 18, 36, 9, 1});  // dims 0 and 2 of [2,2,2,9] swapped
+  Tensor got = src.contiguous();
+  Tensor want = base.view({2, 2, 2, 9}).permute({2, 1, 0, 3}).contiguous();
+  std::vector<int64_t> g(got.data_ptr<int64_t>(), got.data_ptr<int64_t>() + 72);
+  std::vector<int64_t> w(want.data_ptr<int64_t>(), want.data_ptr<int64_t>() + 72);
+  EXPECT_EQ(g, w);
+  EXPECT_EQ(g[9], 36);  // element [0, 0, 1, 0, 0] = base[36]
+  // The same through reshape of the view chain the conv weight gradient builds.
+  Tensor x = arange(72).view({2, 4, 9}).unsqueeze(2);
+  Tensor r = reshape(permute(reshape(x, {2, 2, 2, 1, 9}), {2, 1, 0, 3, 4}), {2, 4, 1, 9});
+  // r[c, g * 2 + n] = x[n, g * 2 + c]
+  EXPECT_EQ(r[0][2][0][1].item<int64_t>(), 19);  // x[0, 2, 0, 1]
+  EXPECT_EQ(r[1][1][0][0].item<int64_t>(), 45);  // x[1, 1, 0, 0]
+}
+
 TEST(ViewMethods, MatchTheFreeFunctions) {
   Tensor x = arange(24).view({2, 3, 4});
   auto same = [](const Tensor& a, const Tensor& b) {

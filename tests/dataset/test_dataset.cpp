@@ -244,3 +244,17 @@ TEST(FashionMNIST, RealDataShapesRangesAndLabels) {
   EXPECT_GE(b.target[1].item<int64_t>(), 0);
   EXPECT_LT(b.target[1].item<int64_t>(), 10);
 }
+
+TEST(Subset, MapsIndicesAndChecksRanges) {
+  auto base = std::make_shared<data::TensorDataset>(arange(10, kFloat32).view({10, 1}), arange(10));
+  data::Subset s(base, {7, 2, 2});
+  EXPECT_EQ(s.size(), 3);
+  EXPECT_EQ(s.get(0).data.item<float>(), 7.0f);
+  data::Batch b = s.get_batch({2, 0});
+  EXPECT_EQ(b.data.view({2})[0].item<float>(), 2.0f);
+  EXPECT_EQ(b.target[1].item<int64_t>(), 7);
+  EXPECT_THROW(s.get(3), IndexError);
+  EXPECT_THROW(s.get_batch({0, -1}), IndexError);
+  EXPECT_THROW(data::Subset(base, {10}), IndexError);
+  EXPECT_THROW(data::Subset(nullptr, {0}), ValueError);
+}

@@ -11,13 +11,26 @@
 namespace tandem {
 namespace {
 std::atomic<int> g_threads{0};
+thread_local int t_thread_limit = 0;  // 0: no per-thread limit (see ThreadLimitGuard)
 // OpenMP's own default honours OMP_NUM_THREADS, else the number of cores.
 int default_threads() { return std::max(1, omp_get_max_threads()); }
 }  // namespace
 
 int get_num_threads() {
   int n = g_threads.load(std::memory_order_relaxed);
-  return n > 0 ? n : default_threads();
+  n = n > 0 ? n : default_threads();
+  return t_thread_limit > 0 ? std::min(n, t_thread_limit) : n;
+}
+
+ThreadLimitGuard::ThreadLimitGuard(int n) : prev_limit_(t_thread_limit), prev_omp_(omp_get_max_threads()) {
+  TANDEM_CHECK(n >= 1, ValueError, "ThreadLimitGuard", "got ", n, ", expected a positive number of threads");
+  t_thread_limit = n;
+  omp_set_num_threads(std::min(n, prev_omp_));  // per-thread ICV: oneDNN calls from here obey it too
+}
+
+ThreadLimitGuard::~ThreadLimitGuard() {
+  t_thread_limit = prev_limit_;
+  omp_set_num_threads(prev_omp_);
 }
 
 void set_num_threads(int n) {

@@ -11,6 +11,22 @@ namespace tandem {
 int get_num_threads();
 /// Sets the thread count for subsequent ops; ValueError if n < 1.
 void set_num_threads(int n);
+/// Caps the intra-op threads of the calling thread only, while alive (restoring the
+/// previous cap on destruction): ops, tandem's loops and oneDNN started from this thread
+/// use at most n threads. Background threads (DataLoader's prefetch thread runs with 1,
+/// like PyTorch's DataLoader workers) use it so they do not start a second thread pool
+/// that fights the training ops for the cores. ValueError if n < 1.
+class ThreadLimitGuard {
+ public:
+  explicit ThreadLimitGuard(int n);
+  ~ThreadLimitGuard();
+  ThreadLimitGuard(const ThreadLimitGuard&) = delete;
+  ThreadLimitGuard& operator=(const ThreadLimitGuard&) = delete;
+
+ private:
+  int prev_limit_, prev_omp_;
+};
+
 /// True while running inside a parallel region (nested regions run serially).
 bool in_parallel_region();
 

@@ -10,6 +10,7 @@
 
 #include "tandem/core/generator.h"
 #include "tandem/core/grad_mode.h"
+#include "tandem/core/parallel.h"
 
 namespace tandem::data {
 
@@ -86,6 +87,7 @@ struct EpochRun {
 
   void produce() {
     AutoGradMode no_grad(false);  // batches never need autograd history
+    ThreadLimitGuard one_thread(1);  // transforms run serially here: the cores belong to training
     for (int64_t b = 0; b < num_batches; ++b) {
       Item item;
       try {

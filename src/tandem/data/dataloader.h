@@ -17,7 +17,8 @@
 // thread cleanly; an exception thrown while building a batch is rethrown by the
 // iterator when that batch is reached, and ends the iteration. Batches are built with
 // Dataset::get_batch, which for TensorDataset and MNIST is a plain memory gather (no
-// OpenMP), so the thread does not compete with the training ops for cores.
+// OpenMP), so the thread does not compete with the training ops for cores; transforms run
+// there under ThreadLimitGuard(1) for the same reason.
 #include <cstdint>
 #include <iterator>
 #include <memory>

@@ -136,6 +136,33 @@ Batch TransformDataset::get_batch(const std::vector<int64_t>& indices) const {
   return b;
 }
 
+// ------------------------------------------------------------------ Subset
+
+Subset::Subset(std::shared_ptr<const Dataset> base, std::vector<int64_t> indices)
+    : base_(std::move(base)), indices_(std::move(indices)) {
+  TANDEM_CHECK(base_ != nullptr, ValueError, "Subset", "base dataset is null");
+  const int64_t n = base_->size();
+  for (size_t i = 0; i < indices_.size(); ++i)
+    TANDEM_CHECK(indices_[i] >= 0 && indices_[i] < n, IndexError, "Subset", "index ", indices_[i], " at position ", i,
+                 " is out of range for a dataset of size ", n);
+}
+
+Example Subset::get(int64_t index) const {
+  TANDEM_CHECK(index >= 0 && index < size(), IndexError, "Subset", "index ", index,
+               " is out of range for a subset of size ", size());
+  return base_->get(indices_[static_cast<size_t>(index)]);
+}
+
+Batch Subset::get_batch(const std::vector<int64_t>& indices) const {
+  std::vector<int64_t> mapped(indices.size());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    TANDEM_CHECK(indices[i] >= 0 && indices[i] < size(), IndexError, "Subset", "index ", indices[i],
+                 " is out of range for a subset of size ", size());
+    mapped[i] = indices_[static_cast<size_t>(indices[i])];
+  }
+  return base_->get_batch(mapped);
+}
+
 // ------------------------------------------------------------------ Normalize
 
 namespace transforms {

@@ -98,6 +98,22 @@ class TransformDataset : public Dataset {
   bool batched_;
 };
 
+/// The examples of `base` at `indices`, in that order (torch.utils.data.Subset): example i
+/// is base->get(indices[i]). Used to train on part of a dataset (`tandem train
+/// --train-limit`). ValueError for a null base; IndexError naming the first index outside
+/// [0, base->size()).
+class Subset : public Dataset {
+ public:
+  Subset(std::shared_ptr<const Dataset> base, std::vector<int64_t> indices);
+  int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
+  Example get(int64_t index) const override;
+  Batch get_batch(const std::vector<int64_t>& indices) const override;
+
+ private:
+  std::shared_ptr<const Dataset> base_;
+  std::vector<int64_t> indices_;
+};
+
 namespace transforms {
 
 /// (x - mean[c]) / std[c] for each channel c (torchvision.transforms.Normalize, not in

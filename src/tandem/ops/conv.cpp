@@ -7,12 +7,15 @@
 
 #include "tandem/kernels/cpu/conv.h"
 #include "tandem/kernels/cpu/gemm.h"
+#include "tandem/ops/binary.h"
 #include "tandem/ops/nn.h"
 #include "tandem/ops/op_utils.h"
 #include "tandem/ops/reduce.h"
 #include "tandem/ops/shape.h"
 
 namespace tandem {
+
+const OpDef& op_convolution_backward();
 
 namespace {
 
@@ -208,25 +211,119 @@ Tensor conv_weight_grad(const Tensor& inp, const Tensor& gout, int64_t KH, int64
 
 Tensor unbatch(const Tensor& t, bool unbatched) { return unbatched ? squeeze(t, 0) : t; }
 
+std::vector<AttrValue> backward_attrs(const Conv2dGeometry& g, bool gi, bool gw, bool gb) {
+  return {AttrValue(std::vector<int64_t>{g.stride_h, g.stride_w}),
+          AttrValue(std::vector<int64_t>{g.pad_t, g.pad_l, g.pad_b, g.pad_r}),
+          AttrValue(std::vector<int64_t>{g.dil_h, g.dil_w}), AttrValue(g.groups),
+          AttrValue(std::vector<int64_t>{gi, gw, gb})};
+}
+
+// conv2d's gradients come from one convolution_backward call (oneDNN's backward-data and
+// backward-weights primitives for float32), asking only for the gradients autograd needs.
 std::vector<Tensor> conv2d_backward(BackwardContext& c) {
   std::vector<Tensor> r(3);
   if (!c.grad_outputs[0].defined()) return r;
   const Conv2dGeometry g = conv_geometry(c.op, c.input_metas, c.attrs, false);
   const bool unbatched = c.input_metas[0].dim() == 3;
   const Tensor go = unbatched ? unsqueeze(c.grad_outputs[0], 0) : c.grad_outputs[0];
-  const Tensor& w = c.inputs[1];
+  const Tensor x = unbatched ? unsqueeze(c.inputs[0], 0) : c.inputs[0];
+  const bool want_b = c.needs_input_grad.size() > 2 && c.needs_input_grad[2];
+  OpOutputs o = dispatch(op_convolution_backward(), {go, x, c.inputs[1]},
+                         backward_attrs(g, c.needs_input_grad[0], c.needs_input_grad[1], want_b));
+  if (c.needs_input_grad[0]) r[0] = unbatch(o[0], unbatched);
+  if (c.needs_input_grad[1]) r[1] = o[1];
+  if (want_b) r[2] = o[2];
+  return r;
+}
+
+/// Validates a convolution_backward call (4-D grad_output, input, weight; attributes
+/// stride[2], padding[4] = top, left, bottom, right, dilation[2], groups, output_mask[3])
+/// and returns the forward convolution's geometry.
+Conv2dGeometry backward_geometry(const char* op, const MetaRef& go, const MetaRef& x, const MetaRef& w,
+                                 const AttrReader& a) {
+  TANDEM_CHECK(go.dim() == 4 && x.dim() == 4 && w.dim() == 4, ShapeError, op, "got grad_output of size ", go.sizes,
+               ", input of size ", x.sizes, " and weight of size ", w.sizes, ", expected 4-D tensors");
+  TANDEM_CHECK(go.dtype == x.dtype && x.dtype == w.dtype, TypeError, op, "got grad_output ", dtype_name(go.dtype),
+               ", input ", dtype_name(x.dtype), " and weight ", dtype_name(w.dtype), ", expected one dtype");
+  TANDEM_CHECK(x.dtype == kFloat32 || x.dtype == kFloat64 || x.dtype == kBFloat16, TypeError, op, "got dtype ",
+               dtype_name(x.dtype), ", expected float32, float64 or bfloat16");
+  const auto& st = a.ints(0);
+  const auto& pd = a.ints(1);
+  const auto& dl = a.ints(2);
+  const auto& mask = a.ints(4);
+  TANDEM_CHECK(st.size() == 2 && st[0] > 0 && st[1] > 0, ValueError, op, "got stride ", IntArrayRef(st),
+               ", expected 2 positive values");
+  TANDEM_CHECK(pd.size() == 4 && pd[0] >= 0 && pd[1] >= 0 && pd[2] >= 0 && pd[3] >= 0, ValueError, op, "got padding ",
+               IntArrayRef(pd), ", expected 4 non-negative values (top, left, bottom, right)");
+  TANDEM_CHECK(dl.size() == 2 && dl[0] > 0 && dl[1] > 0, ValueError, op, "got dilation ", IntArrayRef(dl),
+               ", expected 2 positive values");
+  TANDEM_CHECK(mask.size() == 3, ValueError, op, "got output_mask ", IntArrayRef(mask), ", expected 3 values");
+  Conv2dGeometry g;
+  g.N = x.sizes[0];
+  g.C = x.sizes[1];
+  g.H = x.sizes[2];
+  g.W = x.sizes[3];
+  g.KH = w.sizes[2];
+  g.KW = w.sizes[3];
+  g.groups = a.i(3);
+  g.stride_h = st[0];
+  g.stride_w = st[1];
+  g.pad_t = pd[0];
+  g.pad_l = pd[1];
+  g.pad_b = pd[2];
+  g.pad_r = pd[3];
+  g.dil_h = dl[0];
+  g.dil_w = dl[1];
+  TANDEM_CHECK(g.groups > 0 && w.sizes[0] % g.groups == 0 && w.sizes[1] * g.groups == g.C, ShapeError, op,
+               "got input of size ", x.sizes, ", weight of size ", w.sizes, " and groups=", g.groups,
+               ", expected weight [OC, C/groups, KH, KW] with OC divisible by groups");
+  g.OC = g.C == 0 ? 0 : w.sizes[0];
+  const int64_t eh = g.dil_h * (g.KH - 1) + 1, ew = g.dil_w * (g.KW - 1) + 1;
+  const int64_t ph = g.H + g.pad_t + g.pad_b, pw = g.W + g.pad_l + g.pad_r;
+  TANDEM_CHECK(ph >= eh && pw >= ew, ShapeError, op, "got padded input size (", ph, " x ", pw, ") and kernel size (",
+               eh, " x ", ew, "), expected the kernel to fit");
+  g.OH = (ph - eh) / g.stride_h + 1;
+  g.OW = (pw - ew) / g.stride_w + 1;
+  const DimVector want{g.N, g.OC, g.OH, g.OW};
+  TANDEM_CHECK(go.sizes.equals(want), ShapeError, op, "got grad_output of size ", go.sizes, ", expected ",
+               IntArrayRef(want));
+  return g;
+}
+
+/// conv2d(a, k) with the geometry's (possibly asymmetric) padding, stride, dilation, groups.
+Tensor conv_forward_like(const Tensor& a, const Tensor& k, const Conv2dGeometry& g) {
+  if (g.pad_t == g.pad_b && g.pad_l == g.pad_r)
+    return conv2d(a, k, Tensor(), {g.stride_h, g.stride_w}, {g.pad_t, g.pad_l}, {g.dil_h, g.dil_w}, g.groups);
+  return conv2d(pad(a, {g.pad_l, g.pad_r, g.pad_t, g.pad_b}), k, Tensor(), {g.stride_h, g.stride_w}, {0, 0},
+                {g.dil_h, g.dil_w}, g.groups);
+}
+
+// Double backward. convolution_backward is linear in grad_output and bilinear in
+// (grad_output, weight) for grad_input and in (input, grad_output) for grad_weight, so with
+// ggI, ggW, ggb the gradients of its outputs:
+//   d grad_output = conv(ggI, W) + conv(x, ggW) + ggb (broadcast);
+//   d input       = backward-data of a convolution with weight ggW, given grad_output;
+//   d weight      = backward-weights with input ggI, given grad_output.
+std::vector<Tensor> convolution_backward_rule(BackwardContext& c) {
+  std::vector<Tensor> r(3);
+  const Tensor &ggi = c.grad_outputs[0], &ggw = c.grad_outputs[1], &ggb = c.grad_outputs[2];
+  const Tensor &go = c.inputs[0], &x = c.inputs[1], &w = c.inputs[2];
+  const Conv2dGeometry g = backward_geometry(c.op, c.input_metas[0], c.input_metas[1], c.input_metas[2], c.attrs);
   if (c.needs_input_grad[0]) {
-    // Full transposed convolution (no padding), then the window the forward padding kept.
-    Tensor full = conv_transpose2d(go, w, Tensor(), {g.stride_h, g.stride_w}, {0, 0}, {0, 0}, g.groups,
-                                   {g.dil_h, g.dil_w});
-    r[0] = unbatch(crop2d(full, g.pad_t, g.H, g.pad_l, g.W), unbatched);
+    Tensor acc;
+    auto add_to = [&](const Tensor& t) { acc = acc.defined() ? add(acc, t) : t; };
+    if (ggi.defined()) add_to(conv_forward_like(ggi, w, g));
+    if (ggw.defined()) add_to(conv_forward_like(x, ggw, g));
+    if (ggb.defined()) {
+      const Tensor b = view(ggb, {1, g.OC, 1, 1});
+      acc = acc.defined() ? add(acc, b) : expand(b, {g.N, g.OC, g.OH, g.OW}).contiguous();
+    }
+    r[0] = acc;
   }
-  if (c.needs_input_grad[1]) {
-    const Tensor x = unbatched ? unsqueeze(c.inputs[0], 0) : c.inputs[0];
-    r[1] = conv_weight_grad(x, go, g.KH, g.KW, {g.stride_h, g.stride_w}, {g.pad_t, g.pad_l, g.pad_b, g.pad_r},
-                            {g.dil_h, g.dil_w}, g.groups);
-  }
-  if (c.needs_input_grad.size() > 2 && c.needs_input_grad[2]) r[2] = sum(go, {0, 2, 3});
+  if (c.needs_input_grad[1] && ggw.defined())
+    r[1] = dispatch(op_convolution_backward(), {go, x, ggw}, backward_attrs(g, true, false, false))[0];
+  if (c.needs_input_grad[2] && ggi.defined())
+    r[2] = dispatch(op_convolution_backward(), {go, ggi, w}, backward_attrs(g, false, true, false))[1];
   return r;
 }
 
@@ -266,6 +363,42 @@ TANDEM_REGISTER_OP(conv2d) {
   d.cpu_kernel = [](KernelContext& c) { conv_kernel(c, false); };
   d.backward = conv2d_backward;
   d.save_inputs = 0b011;  // input and weight; the bias gradient needs only grad_output
+  return d;
+}
+
+// convolution_backward(grad_output, input, weight; stride, padding, dilation, groups,
+// output_mask) -> (grad_input, grad_weight, grad_bias): the gradients of a 4-D conv2d
+// (PyTorch's aten::convolution_backward for the non-transposed 2-D case). padding is per
+// side (top, left, bottom, right) so asymmetric 'same' padding is exact. An output whose
+// output_mask entry is 0 is not computed and has size [0].
+TANDEM_REGISTER_OP(convolution_backward) {
+  OpDef d;
+  d.name = "convolution_backward";
+  d.inputs = {{"grad_output"}, {"input"}, {"weight"}};
+  d.attrs = {{"stride", std::vector<int64_t>{1, 1}},
+             {"padding", std::vector<int64_t>{0, 0, 0, 0}},
+             {"dilation", std::vector<int64_t>{1, 1}},
+             {"groups", int64_t{1}},
+             {"output_mask", std::vector<int64_t>{1, 1, 1}}};
+  d.num_outputs = 3;
+  d.meta = [](MetaContext& c) {
+    const MetaRef &go = c.inputs[0], &x = c.inputs[1], &w = c.inputs[2];
+    const Conv2dGeometry g = backward_geometry(c.op, go, x, w, c.attrs);
+    const auto& mask = c.attrs.ints(4);
+    const DType dt = x.dtype;
+    c.outputs.push_back(TensorMeta{dt, mask[0] ? x.sizes.vec() : DimVector{0}, {}});
+    c.outputs.push_back(TensorMeta{dt, mask[1] ? w.sizes.vec() : DimVector{0}, {}});
+    c.outputs.push_back(TensorMeta{dt, mask[2] ? DimVector{g.OC} : DimVector{0}, {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    const Conv2dGeometry g = backward_geometry(c.op, MetaRef::of(c.inputs[0]), MetaRef::of(c.inputs[1]),
+                                               MetaRef::of(c.inputs[2]), c.attrs);
+    const auto& mask = c.attrs.ints(4);
+    auto pick = [&](size_t i) { return mask[i] ? c.outputs[i] : Tensor(); };
+    kernels::conv2d_backward(g, pick(0), pick(1), pick(2), c.inputs[0], c.inputs[1], c.inputs[2]);
+  };
+  d.backward = convolution_backward_rule;
+  d.save_inputs = 0b111;
   return d;
 }
 

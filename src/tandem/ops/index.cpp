@@ -9,7 +9,14 @@
 #include <limits>
 
 #include "tandem/kernels/cpu/index.h"
+#include "tandem/ops/binary.h"
+#include "tandem/ops/creation.h"
+#include "tandem/ops/nn.h"
 #include "tandem/ops/op_utils.h"
+#include "tandem/ops/pointwise.h"
+#include "tandem/ops/reduce.h"
+#include "tandem/ops/shape.h"
+#include "tandem/ops/unary.h"
 
 namespace tandem {
 
@@ -84,6 +91,189 @@ void scatter_lines(const Tensor& o1, const Tensor& i1, const Tensor& s1, int64_t
   });
 }
 
+// ---------------------------------------------------------------- backward rules
+// PyTorch 1.13's derivatives (tools/autograd/derivatives.yaml), written with tandem ops so
+// that they are differentiable again. Index and mask inputs get no gradient.
+using Grads = std::vector<Tensor>;
+using ops::reduce_grad;
+
+Tensor as_bool(const Tensor& mask) { return mask.dtype() == kBool ? mask : mask.to(kBool); }
+
+// The gradient of a src/source input computed on the index's shape (scatter reads only
+// src[index-shaped region]), zero-padded to src's sizes. PyTorch raises here when src is
+// larger than index; the elements scatter never reads get gradient 0.
+Tensor src_grad(const Tensor& g, const Tensor& index, const MetaRef& src) {
+  if (g.sizes().equals(src.sizes)) return g;
+  if (index.numel() == 0) return zeros(src.sizes, g.dtype());
+  Tensor r = g;
+  if (r.dim() != src.dim()) r = r.reshape(DimVector(static_cast<size_t>(src.dim()), 1));  // 0-d vs [1]
+  std::vector<int64_t> p;
+  for (int64_t d = r.dim() - 1; d >= 0; --d) {
+    p.push_back(0);
+    p.push_back(src.sizes[d] - r.size(d));
+  }
+  return pad(r, p);
+}
+
+// src restricted to the region scatter reads (index's shape).
+Tensor src_used(const Tensor& src, const Tensor& index) {
+  if (src.sizes().equals(index.sizes()) || src.dim() == 0 || index.dim() == 0) return src;
+  Tensor r = src;
+  for (int64_t d = 0; d < r.dim(); ++d)
+    if (r.size(d) != index.size(d)) r = narrow(r, d, 0, index.size(d));
+  return r;
+}
+
+int64_t attr_dim(BackwardContext& c, size_t attr = 0) { return wrap_dim(c.attrs.i(attr), c.input_metas[0].dim(), c.op); }
+
+// gather: the gradient is scattered back (added: an index may repeat).
+Grads gather_backward(BackwardContext& c) {
+  Grads r(2);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined() || !c.needs_input_grad[0]) return r;
+  r[0] = scatter_add(zeros(c.input_metas[0].sizes, g.dtype()), attr_dim(c), c.inputs[1], g);
+  return r;
+}
+
+// scatter: the overwritten positions of self get nothing; src gets the gradient at the
+// positions it was written to (gather; with repeated indices every writer gets it, as PyTorch).
+Grads scatter_backward(BackwardContext& c) {
+  Grads r(3);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  const int64_t dim = attr_dim(c);
+  const Tensor& index = c.inputs[1];
+  if (c.needs_input_grad[0]) r[0] = scatter(g, dim, index, Scalar(0));
+  if (c.needs_input_grad.size() > 2 && c.needs_input_grad[2])
+    r[2] = src_grad(gather(g, dim, index), index, c.input_metas[2]);
+  return r;
+}
+
+Grads scatter_add_backward(BackwardContext& c) {
+  Grads r(3);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  const Tensor& index = c.inputs[1];
+  if (c.needs_input_grad[0]) r[0] = g;
+  if (c.needs_input_grad[2]) r[2] = src_grad(gather(g, attr_dim(c), index), index, c.input_metas[2]);
+  return r;
+}
+
+// scatter_reduce: PyTorch's scatter_reduce_backward for sum, prod, mean, amax, amin
+// (amax/amin share the gradient evenly between tied elements).
+Grads scatter_reduce_backward(BackwardContext& c) {
+  Grads r(3);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  const int64_t dim = attr_dim(c);
+  const Tensor &self = c.inputs[0], &index = c.inputs[1], &result = c.outputs[0];
+  const Tensor src = src_used(c.inputs[2], index);
+  const std::string& reduce = c.attrs.str(1);
+  const bool include_self = c.attrs.b(2);
+  Tensor gs, gsrc;
+  if (reduce == "sum") {
+    gs = g;
+    gsrc = gather(g, dim, index);
+  } else if (reduce == "prod") {
+    // Products of the other elements, computed without dividing by zero.
+    Tensor masked_self = masked_fill(self, self == Scalar(0), Scalar(1));
+    gs = g * scatter_reduce(masked_self, dim, index, src, reduce, include_self) / masked_self;
+    Tensor src_zero = src == Scalar(0);
+    Tensor zeros_at = gather(scatter_add(zeros(self.sizes(), g.dtype()), dim, index, src_zero.to(g.dtype())), dim, index);
+    Tensor single_zero = logical_and(src_zero, zeros_at == Scalar(1));
+    Tensor masked_src_result = scatter_reduce(self, dim, index, masked_fill(src, single_zero, Scalar(1)), reduce, include_self);
+    gsrc = where(single_zero, gather(g * masked_src_result, dim, index),
+                 gather(g * result, dim, index) / masked_fill(src, src_zero, Scalar(1)));
+  } else if (reduce == "mean") {
+    Tensor n = include_self ? ones(g.sizes(), g.dtype()) : zeros(g.sizes(), g.dtype());
+    n = scatter_add(n, dim, index, ones(src.sizes(), g.dtype()));
+    n = masked_fill(n, n == Scalar(0), Scalar(1));
+    gs = g / n;
+    gsrc = gather(g, dim, index) / gather(n, dim, index);
+  } else {  // amax, amin
+    Tensor value = gather(result, dim, index);
+    Tensor self_is = self == result, src_is = src == value;
+    Tensor count = scatter_add(self_is.to(g.dtype()), dim, index, src_is.to(g.dtype()));
+    Tensor share = g / count;
+    gs = where(self_is, share, Scalar(0));
+    gsrc = where(src_is, gather(share, dim, index), Scalar(0));
+  }
+  if (!include_self) gs = scatter(gs, dim, index, Scalar(0));
+  if (c.needs_input_grad[0]) r[0] = gs;
+  if (c.needs_input_grad[2]) r[2] = src_grad(gsrc, index, c.input_metas[2]);
+  return r;
+}
+
+// index_select: the gradient is added back at the selected positions.
+Grads index_select_backward(BackwardContext& c) {
+  Grads r(2);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined() || !c.needs_input_grad[0]) return r;
+  const MetaRef& self = c.input_metas[0];
+  if (self.dim() == 0) {
+    r[0] = g.reshape({});
+    return r;
+  }
+  r[0] = index_add(zeros(self.sizes, g.dtype()), attr_dim(c), c.inputs[1], g);
+  return r;
+}
+
+Grads index_add_backward(BackwardContext& c) {
+  Grads r(3);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  if (c.needs_input_grad[0]) r[0] = g;
+  if (c.needs_input_grad[2]) {
+    const MetaRef& source = c.input_metas[2];
+    Tensor gs = c.input_metas[0].dim() == 0 ? g.reshape({1}) : g;
+    gs = index_select(gs, attr_dim(c), c.inputs[1]);
+    if (!gs.sizes().equals(source.sizes)) gs = gs.reshape(source.sizes);
+    const Scalar alpha = c.attrs.scalar(1);
+    r[2] = alpha.to<double>() == 1.0 ? gs : gs * alpha;
+  }
+  return r;
+}
+
+// masked_fill: the filled positions get no gradient; a 0-d value tensor gets their sum.
+Grads masked_fill_backward(BackwardContext& c) {
+  Grads r(3);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  const Tensor mask = as_bool(c.inputs[1]);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(masked_fill(g, mask, Scalar(0)), c.input_metas[0]);
+  if (c.needs_input_grad.size() > 2 && c.needs_input_grad[2]) r[2] = sum(where(mask, g, Scalar(0)));
+  return r;
+}
+
+// masked_select: the 1-d gradient goes back to the selected positions (masked_scatter).
+Grads masked_select_backward(BackwardContext& c) {
+  Grads r(2);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined() || !c.needs_input_grad[0]) return r;
+  const Tensor& mask = c.inputs[1];
+  DimVector shape = ops::broadcast_shapes(c.op, c.input_metas[0].sizes, mask.sizes());
+  r[0] = reduce_grad(masked_scatter(zeros(shape, g.dtype()), mask, g), c.input_metas[0]);
+  return r;
+}
+
+// masked_scatter: self keeps the gradient where the mask is false; source's first
+// count(mask) elements get the gradient of the positions they filled, the rest zero.
+Grads masked_scatter_backward(BackwardContext& c) {
+  Grads r(3);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  const Tensor mask = as_bool(c.inputs[1]);
+  if (c.needs_input_grad[0]) r[0] = reduce_grad(masked_fill(g, mask, Scalar(0)), c.input_metas[0]);
+  if (c.needs_input_grad[2]) {
+    const MetaRef& source = c.input_metas[2];
+    Tensor sel = masked_select(g, mask);
+    const int64_t extra = source.numel() - sel.numel();
+    if (extra > 0) sel = cat({sel, zeros({extra}, g.dtype())});
+    r[2] = sel.reshape(source.sizes);
+  }
+  return r;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- gather
@@ -93,6 +283,7 @@ TANDEM_REGISTER_OP(gather) {
   d.inputs = {{"self"}, {"index", false, false, false}};
   d.attrs = {{"dim", int64_t{0}}, {"sparse_grad", false}};
   d.save_inputs = 0b10;
+  d.backward = gather_backward;
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &index = c.inputs[1];
     const int64_t dim = wrap_dim(c.attrs.i(0), self.dim(), c.op);
@@ -127,6 +318,7 @@ TANDEM_REGISTER_OP(scatter) {
   d.inputs = {{"self"}, {"index", false, false, false}, {"src", true, true, true}};
   d.attrs = {{"dim", int64_t{0}}, {"value", std::monostate{}}};
   d.save_inputs = 0b010;
+  d.backward = scatter_backward;
   d.inplace_variant = true;
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &index = c.inputs[1];
@@ -305,6 +497,7 @@ TANDEM_REGISTER_OP(scatter_add) {
   d.inputs = {{"self"}, {"index", false, false, false}, {"src"}};
   d.attrs = {{"dim", int64_t{0}}};
   d.save_inputs = 0b010;
+  d.backward = scatter_add_backward;
   d.inplace_variant = true;
   d.meta = scatter_src_meta;
   d.cpu_kernel = [](KernelContext& c) { scatter_reduce_kernel(c, Reduce::Sum, true); };
@@ -318,6 +511,7 @@ TANDEM_REGISTER_OP(scatter_reduce) {
   d.attrs = {{"dim", int64_t{0}}, {"reduce", std::string("sum")}, {"include_self", true}};
   d.save_inputs = 0b111;
   d.save_outputs = 0b1;
+  d.backward = scatter_reduce_backward;
   d.inplace_variant = true;
   d.meta = [](MetaContext& c) {
     auto r = parse_reduce(c.attrs.str(1));
@@ -338,6 +532,7 @@ TANDEM_REGISTER_OP(index_select) {
   d.inputs = {{"self"}, {"index", false, false, false}};
   d.attrs = {{"dim", int64_t{0}}};
   d.save_inputs = 0b10;
+  d.backward = index_select_backward;
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &index = c.inputs[1];
     const int64_t dim = wrap_dim(c.attrs.i(0), self.dim(), c.op);
@@ -391,6 +586,7 @@ TANDEM_REGISTER_OP(index_add) {
   d.inputs = {{"self"}, {"index", false, false, false}, {"source"}};
   d.attrs = {{"dim", int64_t{0}}, {"alpha", Scalar(1)}};
   d.save_inputs = 0b010;
+  d.backward = index_add_backward;
   d.inplace_variant = true;
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &index = c.inputs[1], &source = c.inputs[2];
@@ -446,6 +642,7 @@ TANDEM_REGISTER_OP(masked_fill) {
   d.inputs = {{"self"}, {"mask", false, false, false}, {"value", false, true, true}};
   d.attrs = {{"value", std::monostate{}}};
   d.save_inputs = 0b010;
+  d.backward = masked_fill_backward;
   d.inplace_variant = true;
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &mask = c.inputs[1];
@@ -487,7 +684,8 @@ TANDEM_REGISTER_OP(masked_select) {
   OpDef d;
   d.name = "masked_select";
   d.inputs = {{"self"}, {"mask", false, false, false}};
-  d.save_inputs = 0b11;
+  d.save_inputs = 0b10;  // the mask; self's shape comes from the input metas
+  d.backward = masked_select_backward;
   d.dynamic_shape = true;
   d.meta = [](MetaContext& c) {
     check_mask_dtype(c.op, c.inputs[1]);
@@ -521,6 +719,7 @@ TANDEM_REGISTER_OP(masked_scatter) {
   d.name = "masked_scatter";
   d.inputs = {{"self"}, {"mask", false, false, false}, {"source"}};
   d.save_inputs = 0b010;
+  d.backward = masked_scatter_backward;
   d.inplace_variant = true;
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &mask = c.inputs[1], &source = c.inputs[2];

@@ -194,6 +194,36 @@ void check_values_broadcast(const char* op, IntArrayRef values, IntArrayRef resu
                " cannot be broadcast to indexing result of shape ", result);
 }
 
+// ---------------------------------------------------------------- backward rules
+// Written with index_put / index, so they are differentiable again.
+std::vector<Tensor> saved_entries(BackwardContext& c, size_t first) {
+  return std::vector<Tensor>(c.inputs.begin() + static_cast<std::ptrdiff_t>(first), c.inputs.end());
+}
+
+// _index: the gradient is added back at the indexed positions (an index may repeat).
+std::vector<Tensor> index_backward(BackwardContext& c) {
+  std::vector<Tensor> r(c.input_metas.size());
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined() || !c.needs_input_grad[0]) return r;
+  r[0] = index_put(zeros(c.input_metas[0].sizes, g.dtype()), saved_entries(c, 1), g, /*accumulate=*/true);
+  return r;
+}
+
+// index_put: self keeps the gradient outside the written positions (all of it with
+// accumulate); values get the gradient of the positions they were written to, summed
+// over broadcasting. With repeated indices and accumulate=false every duplicate gets it,
+// as in PyTorch.
+std::vector<Tensor> index_put_backward(BackwardContext& c) {
+  std::vector<Tensor> r(c.input_metas.size());
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  std::vector<Tensor> entries = saved_entries(c, 2);
+  if (c.needs_input_grad[0])
+    r[0] = c.attrs.b(0) ? g : index_put(g, entries, zeros({}, g.dtype()), /*accumulate=*/false);
+  if (c.needs_input_grad[1]) r[1] = ops::reduce_grad(index(g, entries), c.input_metas[1]);
+  return r;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- _index, index
@@ -203,6 +233,7 @@ TANDEM_REGISTER_OP(_index) {
   d.inputs = {{"self"}, {"indices", false, true, false}};
   d.variadic = true;
   d.save_inputs = ~uint32_t{1};  // the indices (the backward is index_put with accumulate)
+  d.backward = index_backward;
   d.meta = [](MetaContext& c) {
     const MetaRef& self = c.inputs[0];
     ArrayRef<MetaRef> entries(c.inputs.data() + 1, c.inputs.size() - 1);
@@ -258,6 +289,7 @@ TANDEM_REGISTER_OP(index_put) {
   d.variadic = true;
   d.attrs = {{"accumulate", false}};
   d.save_inputs = ~uint32_t{0b11};
+  d.backward = index_put_backward;
   d.inplace_variant = true;
   d.meta = [](MetaContext& c) {
     const MetaRef &self = c.inputs[0], &values = c.inputs[1];

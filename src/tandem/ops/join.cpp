@@ -1,9 +1,12 @@
 // Joining and layout ops of the index family: cat (primitive), stack/hstack/vstack,
 // repeat/tile/repeat_interleave/roll (composites over views, cat and index_select),
-// flip and tril/triu (primitives).
+// flip and tril/triu (primitives). The primitives' backward rules are written with ops
+// (cat: narrow, flip: flip, tril/triu: themselves); the composites differentiate through
+// their parts.
 #include <algorithm>
 
 #include "tandem/kernels/cpu/index.h"
+#include "tandem/ops/creation.h"
 #include "tandem/ops/index.h"
 #include "tandem/ops/op_utils.h"
 #include "tandem/ops/shape.h"
@@ -12,6 +15,31 @@ namespace tandem {
 
 namespace {
 bool is_legacy_empty(IntArrayRef sizes) { return sizes.size() == 1 && sizes[0] == 0; }
+
+// cat: each input gets its slice of the gradient (a legacy empty [0] input gets an empty one).
+std::vector<Tensor> cat_backward(BackwardContext& c) {
+  std::vector<Tensor> r(c.input_metas.size());
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined()) return r;
+  int64_t dim = -1;
+  for (const MetaRef& m : c.input_metas)
+    if (!is_legacy_empty(m.sizes)) {
+      dim = wrap_dim(c.attrs.i(0), m.dim(), c.op);
+      break;
+    }
+  int64_t offset = 0;
+  for (size_t i = 0; i < c.input_metas.size(); ++i) {
+    const MetaRef& m = c.input_metas[i];
+    if (dim < 0 || is_legacy_empty(m.sizes)) {
+      if (c.needs_input_grad[i]) r[i] = zeros({0}, g.dtype());
+      continue;
+    }
+    const int64_t n = m.sizes[dim];
+    if (c.needs_input_grad[i]) r[i] = narrow(g, dim, offset, n);
+    offset += n;
+  }
+  return r;
+}
 }  // namespace
 
 // ---------------------------------------------------------------- cat
@@ -22,6 +50,7 @@ TANDEM_REGISTER_OP(cat) {
   d.variadic = true;
   d.attrs = {{"dim", int64_t{0}}};
   d.promotion = Promotion::Default;
+  d.backward = cat_backward;  // needs only the input shapes
   d.meta = [](MetaContext& c) {
     TANDEM_CHECK(!c.inputs.empty(), ValueError, c.op, "expected a non-empty list of tensors");
     const MetaRef* ref = nullptr;
@@ -271,6 +300,10 @@ TANDEM_REGISTER_OP(flip) {
   d.name = "flip";
   d.inputs = {{"self"}};
   d.attrs = {{"dims", std::vector<int64_t>{}}};
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    if (!c.grad_outputs[0].defined()) return {Tensor()};
+    return {flip(c.grad_outputs[0], c.attrs.ints(0))};
+  };
   d.meta = [](MetaContext& c) {
     ops::wrap_dims(c.op, c.attrs.ints(0), c.inputs[0].dim());
     c.outputs.push_back(TensorMeta{c.inputs[0].dtype, c.inputs[0].sizes.vec(), {}});
@@ -371,6 +404,10 @@ TANDEM_REGISTER_OP(tril) {
   d.meta = tri_meta;
   d.cpu_kernel = tri_kernel<true>;
   d.inplace_variant = true;
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {  // the kept triangle
+    if (!c.grad_outputs[0].defined()) return {Tensor()};
+    return {tril(c.grad_outputs[0], c.attrs.i(0))};
+  };
   return d;
 }
 
@@ -382,6 +419,10 @@ TANDEM_REGISTER_OP(triu) {
   d.meta = tri_meta;
   d.cpu_kernel = tri_kernel<false>;
   d.inplace_variant = true;
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {  // the kept triangle
+    if (!c.grad_outputs[0].defined()) return {Tensor()};
+    return {triu(c.grad_outputs[0], c.attrs.i(0))};
+  };
   return d;
 }
 

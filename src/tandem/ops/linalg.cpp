@@ -92,12 +92,26 @@ namespace {
 
 Tensor scaled(const Tensor& t, const Scalar& s) { return s.to_double() == 1.0 ? t : t * s; }
 
+/// True for a 2-D matrix stored column-major (a transposed contiguous matrix, such as
+/// linear's weight.t()).
+bool column_major(const Tensor& t) {
+  return t.dim() == 2 && t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) == t.size(0);
+}
+
+/// Gradient of a @ b with respect to b, laid out like b (as PyTorch does): for a
+/// column-major b, (g^T a)^T, so that the transpose's own backward (linear's weight.t())
+/// hands a contiguous gradient to the leaf and nothing is copied.
+Tensor mat2_grad(const Tensor& a, const Tensor& b, const Tensor& g) {
+  if (column_major(b)) return mm(g.t(), a).t();
+  return mm(a.t(), g);
+}
+
 std::vector<Tensor> mm_backward(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   std::vector<Tensor> r(2);
   if (!g.defined()) return r;
   if (c.needs_input_grad[0]) r[0] = mm(g, c.inputs[1].t());
-  if (c.needs_input_grad[1]) r[1] = mm(c.inputs[0].t(), g);
+  if (c.needs_input_grad[1]) r[1] = mat2_grad(c.inputs[0], c.inputs[1], g);
   return r;
 }
 
@@ -121,7 +135,8 @@ std::vector<Tensor> add_product_backward(BackwardContext& c) {
   auto prod = [&](const Tensor& x, const Tensor& y) { return batched ? bmm(x, y) : mm(x, y); };
   if (c.needs_input_grad[0]) r[0] = ops::reduce_grad(scaled(g, beta), c.input_metas[0]);
   if (c.needs_input_grad[1]) r[1] = scaled(prod(g, c.inputs[2].mT()), alpha);
-  if (c.needs_input_grad[2]) r[2] = scaled(prod(c.inputs[1].mT(), g), alpha);
+  if (c.needs_input_grad[2])
+    r[2] = scaled(batched ? bmm(c.inputs[1].mT(), g) : mat2_grad(c.inputs[1], c.inputs[2], g), alpha);
   return r;
 }
 

@@ -2,12 +2,17 @@
 // (composite), and the elementwise losses mse / l1 / smooth_l1 / huber /
 // binary_cross_entropy[_with_logits] / kl_div with their "<name>_backward" ops. Reductions
 // are done by the loss kernels (or sum_to_size in composites), not by the reduce family.
+// Double backward: the difference losses' backward ops have rules; the log losses
+// (binary_cross_entropy[_with_logits], kl_div) switch to an op-written gradient under
+// create_graph.
+#include "tandem/core/grad_mode.h"
 #include "tandem/kernels/cpu/loops.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/nn.h"
 #include "tandem/ops/nn_util.h"
 #include "tandem/ops/pointwise.h"
 #include "tandem/ops/shape.h"
+#include "tandem/ops/unary.h"
 
 namespace tandem {
 
@@ -305,11 +310,72 @@ Tensor reduce_to(const Tensor& g, const MetaRef& m) {
   return r.dtype() == m.dtype ? r : r.to(m.dtype);
 }
 
+// d loss / d self and d loss / d target (elementwise, before the reduction) of the log
+// losses, written with ops (the formulas of kernels::pointwise_loss_backward_kernel), so
+// that they are differentiable again.
+template <LossKind K>
+std::pair<Tensor, Tensor> log_loss_derivatives(BackwardContext& c) {
+  const Tensor &x = c.inputs[0], &t = c.inputs[1];
+  const Tensor w = num_weights<K>() >= 1 ? c.inputs[2] : Tensor();
+  const Tensor pw = num_weights<K>() >= 2 ? c.inputs[3] : Tensor();
+  Tensor dx, dt;
+  if constexpr (K == LossKind::BCE) {
+    dx = (x - t) / clamp_min(x * (1.0 - x), Scalar(1e-12));
+    dt = log1p(x * -1.0) - log(x);  // unclamped, as PyTorch (infinite at 0 and 1)
+  } else if constexpr (K == LossKind::BCEWithLogits) {
+    // loss = (1 - t) x + (1 + (pw - 1) t) softplus(-x)
+    Tensor sp = softplus(x * -1.0);
+    if (pw.defined()) {
+      dx = (1.0 + (pw - 1.0) * t) * sigmoid(x) - pw * t;
+      dt = (pw - 1.0) * sp - x;
+    } else {
+      dx = sigmoid(x) - t;
+      dt = x * -1.0;
+    }
+  } else if (c.attrs.b(1)) {  // kl_div, log_target: exp(t) (t - x)
+    Tensor e = exp(t);
+    dx = e * -1.0;
+    dt = e * (t - x + 1.0);
+  } else {  // kl_div: t log t - t x
+    dx = t * -1.0;
+    dt = log(t) + 1.0 - x;
+  }
+  if (w.defined()) {
+    dx = dx * w;
+    dt = dt * w;
+  }
+  return {dx, dt};
+}
+
+// The rule of binary_cross_entropy[_with_logits] / kl_div under create_graph.
+template <LossKind K>
+std::vector<Tensor> log_loss_rule_differentiable(BackwardContext& c) {
+  std::vector<Tensor> r(c.input_metas.size());
+  auto [dx, dt] = log_loss_derivatives<K>(c);
+  DimVector shape = ops::broadcast_shapes(c.op, dx.sizes(), dt.sizes());
+  const Reduction red = ops::parse_reduction(c.op, c.attrs.str(0), K == LossKind::KLDiv);
+  const MetaRef& x = c.input_metas[0];
+  const double scale = reduction_scale(red, multiply_integers(shape), x.dim() > 0 ? x.sizes[0] : 1);
+  Tensor g = scale == 1.0 ? c.grad_outputs[0] : c.grad_outputs[0] * scale;
+  // A derivative may not depend on every input (kl_div's dx = -t): lay it over the
+  // broadcast shape before summing it down to its input's shape.
+  auto to_input = [&](const Tensor& d, const MetaRef& m) {
+    Tensor gd = g * d;
+    return reduce_to(gd.sizes().equals(shape) ? gd : gd.expand(shape), m);
+  };
+  if (c.needs_input_grad[0]) r[0] = to_input(dx, x);
+  if (c.needs_input_grad[1]) r[1] = to_input(dt, c.input_metas[1]);
+  return r;
+}
+
 template <LossKind K>
 std::vector<Tensor> loss_rule(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   std::vector<Tensor> r(c.input_metas.size());
   if (!g.defined()) return r;
+  if constexpr (K == LossKind::BCE || K == LossKind::BCEWithLogits || K == LossKind::KLDiv) {
+    if (is_grad_enabled()) return log_loss_rule_differentiable<K>(c);  // create_graph: double backward
+  }
   std::vector<Tensor> ins{g};
   for (size_t i = 0; i < c.inputs.size(); ++i) ins.push_back(c.inputs[i]);
   OpOutputs gr = dispatch(backward_op<K>(), ins, c.attrs.all());
@@ -386,7 +452,8 @@ OpDef loss_def(bool backward) {
     d.cpu_kernel = loss_backward_kernel<K>;
     constexpr bool difference = K == LossKind::MSE || K == LossKind::L1 || K == LossKind::SmoothL1 ||
                                 K == LossKind::Huber;
-    // The other losses' gradients are not differentiable again (NotImplementedError).
+    // The log losses' backward ops have no rule: under create_graph their forward rule
+    // uses a form written with ops instead (log_loss_rule_differentiable).
     if (difference) d.backward = loss_backward_rule<K>;
     d.save_inputs = 0b111;
   } else {

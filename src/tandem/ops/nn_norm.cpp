@@ -1,14 +1,16 @@
 // Normalisation ops: native_batch_norm / native_layer_norm / native_group_norm with their
 // backward ops, and the functional composites batch_norm, layer_norm, group_norm,
-// instance_norm. The backward ops are not differentiable again (double backward raises
-// NotImplementedError, which names the backward op).
+// instance_norm. The fused backward ops are used when the gradient is not differentiated
+// again; under create_graph the rules use a form written with ops (double backward).
 #include "tandem/core/grad_mode.h"
 #include "tandem/kernels/cpu/loops.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
 #include "tandem/ops/nn.h"
 #include "tandem/ops/nn_util.h"
+#include "tandem/ops/reduce.h"
 #include "tandem/ops/shape.h"
+#include "tandem/ops/unary.h"
 
 namespace tandem {
 
@@ -19,6 +21,84 @@ const OpDef& op_native_group_norm_backward();
 namespace {
 
 Tensor contig_or_undef(const Tensor& t, DType dt) { return t.defined() ? kernels::contiguous_as(t, dt) : Tensor(); }
+
+// Keeps the gradients the node needs.
+std::vector<Tensor> keep_needed(std::vector<Tensor> r, const std::vector<bool>& need) {
+  r.resize(need.size());
+  for (size_t i = 0; i < need.size(); ++i)
+    if (!need[i]) r[i] = Tensor();
+  return r;
+}
+
+// ---------------------------------------------------------------- double backward
+// Under create_graph (grad mode on inside backward) the rules below use these forms,
+// written with differentiable ops, instead of the fused backward ops. They recompute the
+// statistics from x, so the second derivative includes the statistics' dependence on x
+// (the saved mean/rstd are non-differentiable outputs).
+
+// Gradient of xhat = (x - mean) * rstd, statistics over `dims` (biased variance, eps),
+// given the gradient gxhat of xhat. Returns {grad_x, xhat}.
+std::pair<Tensor, Tensor> normalize_backward(const Tensor& x, const Tensor& gxhat, IntArrayRef dims, double eps) {
+  Tensor xc = x - mean(x, dims, /*keepdim=*/true);
+  Tensor rstd = rsqrt(mean(xc * xc, dims, /*keepdim=*/true) + eps);
+  Tensor xhat = xc * rstd;
+  Tensor gx = rstd * (gxhat - mean(gxhat, dims, true) - xhat * mean(gxhat * xhat, dims, true));
+  return {gx, xhat};
+}
+
+DimVector all_dims_but(int64_t ndim, int64_t keep) {
+  DimVector d;
+  for (int64_t i = 0; i < ndim; ++i)
+    if (i != keep) d.push_back(i);
+  return d;
+}
+
+// [C] laid out along dim 1 of an ndim tensor.
+Tensor per_channel(const Tensor& t, int64_t ndim) {
+  DimVector s(static_cast<size_t>(ndim), 1);
+  s[1] = t.numel();
+  return t.reshape(s);
+}
+
+std::vector<Tensor> batch_norm_rule_differentiable(BackwardContext& c) {
+  const Tensor &g = c.grad_outputs[0], &x = c.inputs[0], &w = c.inputs[1];
+  const DimVector dims = all_dims_but(x.dim(), 1);
+  const Tensor wb = w.defined() ? per_channel(w, x.dim()) : Tensor();
+  std::vector<Tensor> r(3);
+  Tensor xhat;
+  if (c.attrs.b(0)) {  // training: batch statistics
+    auto [gx, xh] = normalize_backward(x, wb.defined() ? g * wb : g, dims, c.attrs.f(2));
+    r[0] = gx;
+    xhat = xh;
+  } else {  // evaluation: the running statistics (saved as mean / invstd) are constants
+    const Tensor rstd = per_channel(c.outputs[2], x.dim());
+    xhat = (x - per_channel(c.outputs[1], x.dim())) * rstd;
+    r[0] = g * (wb.defined() ? wb * rstd : rstd);
+  }
+  r[1] = sum(g * xhat, dims);
+  r[2] = sum(g, dims);
+  return keep_needed(std::move(r), c.needs_input_grad);
+}
+
+std::vector<Tensor> layer_norm_rule_differentiable(BackwardContext& c) {
+  const Tensor &g = c.grad_outputs[0], &x = c.inputs[0], &w = c.inputs[1];
+  const auto& ns = c.attrs.ints(0);
+  DimVector dims;
+  for (int64_t d = x.dim() - static_cast<int64_t>(ns.size()); d < x.dim(); ++d) dims.push_back(d);
+  auto [gx, xhat] = normalize_backward(x, w.defined() ? g * w : g, dims, c.attrs.f(1));
+  return keep_needed({gx, sum_to_size(g * xhat, ns), sum_to_size(g, ns)}, c.needs_input_grad);
+}
+
+std::vector<Tensor> group_norm_rule_differentiable(BackwardContext& c) {
+  const Tensor &g = c.grad_outputs[0], &x = c.inputs[0], &w = c.inputs[1];
+  const int64_t N = x.size(0), G = c.attrs.i(0);
+  const DimVector grouped{N, G, N * G == 0 ? 0 : x.numel() / (N * G)};
+  const Tensor gxhat = w.defined() ? g * per_channel(w, x.dim()) : g;
+  auto [gx, xhat] = normalize_backward(x.reshape(grouped), gxhat.reshape(grouped), {2}, c.attrs.f(1));
+  const DimVector dims = all_dims_but(x.dim(), 1);
+  return keep_needed({gx.reshape(x.sizes()), sum(g * xhat.reshape(x.sizes()), dims), sum(g, dims)},
+                     c.needs_input_grad);
+}
 
 // Three gradients from a backward op, kept where needed.
 std::vector<Tensor> pick(const OpOutputs& o, const std::vector<bool>& need) {
@@ -63,6 +143,7 @@ void batch_norm_kernel(KernelContext& c) {
 std::vector<Tensor> batch_norm_rule(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   if (!g.defined()) return {};
+  if (is_grad_enabled()) return batch_norm_rule_differentiable(c);  // create_graph: double backward
   OpOutputs o = dispatch(op_native_batch_norm_backward(), {g, c.inputs[0], c.inputs[1], c.outputs[1], c.outputs[2]},
                          {c.attrs.at(0)});
   return pick(o, c.needs_input_grad);
@@ -146,6 +227,7 @@ void layer_norm_kernel(KernelContext& c) {
 std::vector<Tensor> layer_norm_rule(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   if (!g.defined()) return {};
+  if (is_grad_enabled()) return layer_norm_rule_differentiable(c);  // create_graph: double backward
   OpOutputs o = dispatch(op_native_layer_norm_backward(), {g, c.inputs[0], c.outputs[1], c.outputs[2], c.inputs[1]},
                          {c.attrs.at(0)});
   return pick(o, c.needs_input_grad);
@@ -219,6 +301,7 @@ void group_norm_kernel(KernelContext& c) {
 std::vector<Tensor> group_norm_rule(BackwardContext& c) {
   const Tensor& g = c.grad_outputs[0];
   if (!g.defined()) return {};
+  if (is_grad_enabled()) return group_norm_rule_differentiable(c);  // create_graph: double backward
   OpOutputs o = dispatch(op_native_group_norm_backward(), {g, c.inputs[0], c.outputs[1], c.outputs[2], c.inputs[1]},
                          {c.attrs.at(0)});
   return pick(o, c.needs_input_grad);

@@ -139,6 +139,7 @@ std::array<int64_t, 2> adaptive_size(const char* op, const MetaRef& x, const std
 
 
 const OpDef& op_max_pool2d_with_indices();
+const OpDef& op_max_pool2d_backward();
 const OpDef& op_avg_pool2d();
 
 // ---------------------------------------------------------------- backward rules
@@ -162,11 +163,32 @@ std::vector<Tensor> indices_backward(BackwardContext& c) {
   return {scatter_to_indices(c.grad_outputs[0], c.outputs[1], c.input_metas[0])};
 }
 
-std::vector<Tensor> max_pool2d_backward(BackwardContext& c) {
+// max_pool2d saves its input; max_pool2d_backward finds each window's argmax again and
+// writes the gradient there in one pass (no index tensor, no scatter).
+std::vector<Tensor> max_pool2d_rule(BackwardContext& c) {
   if (!c.grad_outputs[0].defined()) return {Tensor()};
-  // The inference op computes no indices; recompute them (without recording) here.
-  OpOutputs o = dispatch(op_max_pool2d_with_indices(), {c.inputs[0].detach()}, c.attrs.all());
-  return {scatter_to_indices(c.grad_outputs[0], o[1], c.input_metas[0])};
+  return {dispatch1(op_max_pool2d_backward(), {c.grad_outputs[0], c.inputs[0]}, c.attrs.all())};
+}
+
+// max_pool2d_backward is linear in grad_output: its adjoint gathers the incoming gradient
+// at each window's argmax. The argmax is piecewise constant in the input: no input gradient.
+std::vector<Tensor> max_pool2d_backward_rule(BackwardContext& c) {
+  std::vector<Tensor> r(2);
+  const Tensor& gg = c.grad_outputs[0];
+  if (!gg.defined() || !c.needs_input_grad[0]) return r;
+  const MetaRef& in = c.input_metas[1];
+  const Tensor& x = c.inputs[1];  // the saved input
+  OpOutputs o = dispatch(op_max_pool2d_with_indices(), {x.detach()}, c.attrs.all());
+  const Tensor& idx = o[1];
+  const int64_t d = in.dim(), HW = in.sizes[d - 2] * in.sizes[d - 1];
+  const int64_t planes = HW == 0 ? 0 : in.numel() / HW;
+  const int64_t per = idx.size(-2) * idx.size(-1);
+  if (planes == 0 || per == 0) {
+    r[0] = zeros(idx.sizes(), in.dtype);
+    return r;
+  }
+  r[0] = view(gather(reshape(gg, {planes, HW}), 1, reshape(idx, {planes, per})), idx.sizes());
+  return r;
 }
 
 std::vector<Tensor> avg_pool2d_backward(BackwardContext& c) {
@@ -229,8 +251,36 @@ TANDEM_REGISTER_OP(max_pool2d) {
   d.attrs = max_pool_attrs();
   d.meta = [](MetaContext& c) { max_pool_meta(c, false); };
   d.cpu_kernel = max_pool_kernel;
-  d.backward = max_pool2d_backward;
+  d.backward = max_pool2d_rule;
   d.save_inputs = 0b1;  // backward recomputes the argmax from the input
+  return d;
+}
+
+// max_pool2d_backward(grad_output, input; max_pool2d's attributes) -> grad_input: zero
+// except at each window's argmax, where the window's grad_output is added (PyTorch's
+// max_pool2d_with_indices_backward, with the argmax found again instead of stored).
+TANDEM_REGISTER_OP(max_pool2d_backward) {
+  OpDef d;
+  d.name = "max_pool2d_backward";
+  d.inputs = {{"grad_output"}, {"input"}};
+  d.attrs = max_pool_attrs();
+  d.meta = [](MetaContext& c) {
+    const MetaRef &go = c.inputs[0], &x = c.inputs[1];
+    check_dtype(c.op, x.dtype, false);
+    TANDEM_CHECK(go.dtype == x.dtype, TypeError, c.op, "got grad_output ", dtype_name(go.dtype), " and input ",
+                 dtype_name(x.dtype), ", expected one dtype");
+    const Pool2dGeometry g = pool_geometry(c.op, x, c.attrs, true);
+    const DimVector want = out_sizes(x, g.OH, g.OW);
+    TANDEM_CHECK(go.sizes.equals(want), ShapeError, c.op, "got grad_output of size ", go.sizes, ", expected ",
+                 IntArrayRef(want));
+    c.outputs.push_back(TensorMeta{x.dtype, x.sizes.vec(), {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    const Pool2dGeometry g = pool_geometry(c.op, MetaRef::of(c.inputs[1]), c.attrs, true);
+    kernels::max_pool2d_backward(g, batched(c.outputs[0]), batched(c.inputs[0]), batched(c.inputs[1]));
+  };
+  d.backward = max_pool2d_backward_rule;
+  d.save_inputs = 0b10;  // the input (to find the argmax again); linear in grad_output
   return d;
 }
 

@@ -1,7 +1,14 @@
-// Scans along one dim: cumsum, cumprod, cummax, cummin (kernels::scan_kernel).
+// Scans along one dim: cumsum, cumprod, cummax, cummin (kernels::scan_kernel), with
+// their backward rules written with ops.
+#include "tandem/core/grad_mode.h"
+#include "tandem/ops/binary.h"
+#include "tandem/ops/creation.h"
+#include "tandem/ops/index.h"
+#include "tandem/ops/pointwise.h"
 #include "tandem/ops/reduce.h"
 #include "tandem/ops/reduce_common.h"
-#include "tandem/ops/binary.h"
+#include "tandem/ops/shape.h"
+#include "tandem/ops/unary.h"
 
 namespace tandem {
 
@@ -95,6 +102,84 @@ std::vector<Tensor> cumsum_backward(BackwardContext& c) {
   return r;
 }
 
+// Reversed cumulative sum along dim: out[k] = sum over j >= k of t[j].
+Tensor reversed_cumsum(const Tensor& t, int64_t dim) { return flip(cumsum(flip(t, {dim}), dim), {dim}); }
+
+// cumprod backward: grad_k = sum_{j >= k} g_j * prod_{i <= j, i != k} x_i.
+// Without zeros in x this is reversed_cumsum(g * out) / x. With zeros, and when the
+// gradient will not be differentiated again (grad mode off), an O(n) form that only looks
+// at the first zero of each line: positions before it use the formula above (out is 0
+// from there on), the first zero gets (prod of x before it) * sum_{z <= j < next zero}
+// g_j prod_{z < i <= j} x_i, later positions get 0. When grad mode is on (create_graph)
+// the O(n^2) form prod(x before k) * sum_{j >= k} g_j prod_{k < i <= j} x_i, built from an
+// [.., n, n] tensor without divisions, so that its derivative is the second derivative
+// of cumprod everywhere (PyTorch takes the same two routes).
+std::vector<Tensor> cumprod_backward(BackwardContext& c) {
+  std::vector<Tensor> r(1);
+  const Tensor& g0 = c.grad_outputs[0];
+  if (!g0.defined() || !c.needs_input_grad[0]) return r;
+  const MetaRef& in = c.input_metas[0];
+  const Tensor& out = c.outputs[0];
+  const DType dt = out.dtype();  // the dtype the product was computed in
+  Tensor g = g0.dtype() == dt ? g0 : g0.to(dt);
+  if (in.dim() == 0 || in.numel() <= 1) {
+    r[0] = g;
+    return r;
+  }
+  const int64_t dim = wrap_dim(c.attrs.i(0), in.dim(), c.op);
+  const int64_t n = in.sizes[dim];
+  if (n == 1) {
+    r[0] = g;
+    return r;
+  }
+  const Tensor x = c.inputs[0].dtype() == dt ? c.inputs[0] : c.inputs[0].to(dt);
+  const Tensor is_zero = x == Scalar(0);
+  if (!any(is_zero).item<bool>()) {
+    r[0] = reversed_cumsum(out * g, dim) / x;
+    return r;
+  }
+  // prod of x over positions before k: [1, out_0, ..., out_{n-2}] along dim.
+  DimVector one = in.sizes.vec();
+  one[dim] = 1;
+  const Tensor exclusive = cat({ones(one, dt), narrow(out, dim, 0, n - 1)}, dim);
+  if (!is_grad_enabled()) {
+    const Tensor zeros_so_far = cumsum(is_zero, dim);
+    const Tensor before = zeros_so_far == Scalar(0);
+    const Tensor in_first_run = zeros_so_far == Scalar(1);
+    const Tensor first_zero = logical_and(is_zero, in_first_run);
+    const Tensor between = logical_and(in_first_run, logical_not(is_zero));
+    Tensor part1 = where(before, reversed_cumsum(out * g, dim) / where(before, x, Scalar(1)), Scalar(0));
+    Tensor run = cumprod(where(between, x, Scalar(1)), dim);
+    Tensor s = sum(where(in_first_run, g * run, Scalar(0)), {dim}, /*keepdim=*/true);
+    r[0] = part1 + where(first_zero, s * exclusive, Scalar(0));
+    return r;
+  }
+  // [.., k, i] tensors on the last two dims: x_i where i > k, else 1; their cumprod over i
+  // is prod_{k < i <= j} x_i at [k, j].
+  const Tensor xm = movedim(x, dim, -1).unsqueeze(-2);
+  const Tensor gm = movedim(g, dim, -1).unsqueeze(-2);
+  const Tensor pos = arange(Scalar(n), kInt64);
+  const Tensor row = pos.unsqueeze(1), col = pos.unsqueeze(0);
+  const Tensor after_k = cumprod(where(gt(col, row), xm, Scalar(1)), -1);
+  const Tensor s = sum(where(ge(col, row), gm * after_k, Scalar(0)), {-1});
+  r[0] = movedim(s, -1, dim) * exclusive;
+  return r;
+}
+
+// cummax/cummin: the gradient goes to the position each running extreme came from.
+std::vector<Tensor> cum_extreme_backward(BackwardContext& c) {
+  std::vector<Tensor> r(1);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined() || !c.needs_input_grad[0]) return r;
+  const MetaRef& in = c.input_metas[0];
+  if (in.dim() == 0) {
+    r[0] = g;
+    return r;
+  }
+  r[0] = scatter_add(zeros(in.sizes, g.dtype()), wrap_dim(c.attrs.i(0), in.dim(), c.op), c.outputs[1], g);
+  return r;
+}
+
 OpDef cum_def(const char* name, KernelFn k) {
   OpDef d;
   d.name = name;
@@ -154,6 +239,7 @@ OpDef cum_extreme_def(const char* name, KernelFn k) {
     c.outputs.push_back(TensorMeta{kInt64, in.sizes.vec(), {}});
   };
   d.cpu_kernel = k;
+  d.backward = cum_extreme_backward;
   d.num_outputs = 2;
   d.output_differentiable = {true, false};
   d.save_outputs = 2;  // backward scatter-adds the gradient at the saved indices
@@ -171,6 +257,7 @@ TANDEM_REGISTER_OP(cumprod) {
   OpDef d = cum_def("cumprod", cum_kernel<true>);
   d.save_inputs = 1;
   d.save_outputs = 1;
+  d.backward = cumprod_backward;
   return d;
 }
 TANDEM_REGISTER_OP(cummax) { return cum_extreme_def("cummax", cum_extreme_kernel<true>); }

@@ -1,10 +1,13 @@
 // Sorting and selection ops of the index family: sort, argsort, topk, kthvalue, unique,
 // searchsorted, bincount. Orderings treat NaN as the greatest value (PyTorch's rule) and
-// compare float16/bfloat16 in float.
+// compare float16/bfloat16 in float. The values outputs of sort/topk/kthvalue are
+// differentiable (the gradient goes to the selected positions); indices, unique,
+// searchsorted and bincount are not (as in PyTorch).
 #include <algorithm>
 #include <numeric>
 
 #include "tandem/kernels/cpu/index.h"
+#include "tandem/ops/creation.h"
 #include "tandem/ops/index.h"
 #include "tandem/ops/op_utils.h"
 
@@ -43,6 +46,25 @@ void for_lines(const Tensor& self, int64_t dim, ArrayRef<Tensor> outs, IntArrayR
   kernels::for_each_line(ops.ref(), shape, dim, L, [&](char** p) { f(reinterpret_cast<const T*>(p[0]), p + 1); });
 }
 
+// Backward of the values output of sort/topk/kthvalue: the gradient goes to the selected
+// positions of self (scatter along dim at the saved indices; the indices are distinct
+// within a line). `keepdim` false means the outputs lost dim (kthvalue).
+std::vector<Tensor> selected_values_backward(BackwardContext& c, int64_t dim_attr, bool keepdim) {
+  std::vector<Tensor> r(1);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined() || !c.needs_input_grad[0]) return r;
+  const MetaRef& self = c.input_metas[0];
+  if (self.dim() == 0) {
+    r[0] = g.reshape({});
+    return r;
+  }
+  const int64_t dim = wrap_dim(c.attrs.i(dim_attr), self.dim(), c.op);
+  Tensor gi = keepdim ? g : g.unsqueeze(dim);
+  Tensor idx = keepdim ? c.outputs[1] : c.outputs[1].unsqueeze(dim);
+  r[0] = scatter(zeros(self.sizes, g.dtype()), dim, idx, gi);
+  return r;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- sort
@@ -54,6 +76,7 @@ TANDEM_REGISTER_OP(sort) {
   d.num_outputs = 2;
   d.output_differentiable = {true, false};
   d.save_outputs = 0b10;
+  d.backward = [](BackwardContext& c) { return selected_values_backward(c, 0, true); };
   d.meta = [](MetaContext& c) {
     const MetaRef& self = c.inputs[0];
     wrap_dim(c.attrs.i(0), self.dim(), c.op);
@@ -108,6 +131,7 @@ TANDEM_REGISTER_OP(topk) {
   d.num_outputs = 2;
   d.output_differentiable = {true, false};
   d.save_outputs = 0b10;
+  d.backward = [](BackwardContext& c) { return selected_values_backward(c, 1, true); };
   d.meta = [](MetaContext& c) {
     const MetaRef& self = c.inputs[0];
     reject_bool(c.op, self.dtype);
@@ -175,6 +199,7 @@ TANDEM_REGISTER_OP(kthvalue) {
   d.num_outputs = 2;
   d.output_differentiable = {true, false};
   d.save_outputs = 0b10;
+  d.backward = [](BackwardContext& c) { return selected_values_backward(c, 1, c.attrs.b(2)); };
   d.meta = [](MetaContext& c) {
     const MetaRef& self = c.inputs[0];
     reject_bool(c.op, self.dtype);

@@ -101,6 +101,10 @@ Tensor& logit_(Tensor& self, std::optional<double> eps = std::nullopt);
 /// max(x, 0) (torch.relu); keeps integer dtypes, relu(nan) = nan. TypeError for bool.
 Tensor relu(const Tensor& self);
 Tensor& relu_(Tensor& self);
+/// relu's gradient (aten::threshold_backward): grad_output where self > threshold (or NaN),
+/// else 0; broadcasting, PyTorch's type promotion. TypeError for bool. Linear in
+/// grad_output, so differentiable again.
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold);
 /// min(max(x, 0), 6) (torch.nn.functional.relu6); integers allowed, TypeError for bool.
 Tensor relu6(const Tensor& self);
 Tensor& relu6_(Tensor& self);

@@ -17,8 +17,8 @@ constexpr double kSeluAlphaG = 1.6732632423543772848170429916717;
 constexpr double kSeluScaleG = 1.0507009873554804934193349852946;
 
 Grads relu_backward(BackwardContext& c) {
-  // threshold_backward(grad, result, 0): the gradient passes where the result is positive.
-  return unary_grad(c, [](BackwardContext& c, const Tensor& g) { return where(c.outputs[0] > Scalar(0), g, Scalar(0)); });
+  // threshold_backward(grad, result, 0): the gradient passes where the result is not <= 0.
+  return unary_grad(c, [](BackwardContext& c, const Tensor& g) { return threshold_backward(g, c.outputs[0], 0); });
 }
 Grads relu6_backward(BackwardContext& c) {
   return unary_grad(c, [](BackwardContext& c, const Tensor& g) {
@@ -148,6 +148,38 @@ TANDEM_REGISTER_OP(relu) {
   };
   d.backward = relu_backward;
   d.save_outputs = 1;
+  return d;
+}
+
+// threshold_backward(grad_output, self; threshold) = self <= threshold ? 0 : grad_output,
+// one elementwise pass (relu's gradient). Linear in grad_output; no gradient for self.
+TANDEM_REGISTER_OP(threshold_backward) {
+  OpDef d;
+  d.name = "threshold_backward";
+  d.inputs = {{"grad_output"}, {"self"}};
+  d.attrs = {{"threshold", Scalar(0)}};
+  d.promotion = Promotion::Default;
+  d.meta = [](MetaContext& c) {
+    TANDEM_CHECK(c.common_dtype != DType::Bool, TypeError, c.op, "got bool tensors, expected a numeric dtype");
+    ops::elementwise_meta(c);
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    const Tensor& out = c.outputs[0];
+    const Scalar& th = c.attrs.scalar(0);
+    TANDEM_DISPATCH_NUMERIC_TYPES(out.dtype(), c.op, [&] {
+      using M = kernels::opmath_t<scalar_t>;
+      const M t = th.to<M>();
+      kernels::binary_kernel<scalar_t, scalar_t>(out, c.inputs[0], c.inputs[1],
+                                                 [t](M g, M y) { return y <= t ? M(0) : g; });
+    });
+  };
+  d.backward = [](BackwardContext& c) {
+    Grads r(2);
+    if (c.grad_outputs[0].defined() && c.needs_input_grad[0])
+      r[0] = threshold_backward(c.grad_outputs[0], c.inputs[1], c.attrs.scalar(0));
+    return r;
+  };
+  d.save_inputs = 0b10;
   return d;
 }
 
@@ -457,6 +489,9 @@ TANDEM_REGISTER_OP(clamp_tensor) {
     return self;                                                                          \
   }
 TANDEM_UNARY_FN(relu)
+Tensor threshold_backward(const Tensor& grad_output, const Tensor& self, const Scalar& threshold) {
+  return dispatch1(op_threshold_backward(), {grad_output, self}, {AttrValue(threshold)});
+}
 TANDEM_UNARY_FN(relu6)
 TANDEM_UNARY_FN(selu)
 TANDEM_UNARY_FN(silu)

@@ -2,6 +2,7 @@
 #include "tandem/kernels/cpu/conv.h"
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "tandem/core/parallel.h"
@@ -97,6 +98,29 @@ void col2im_add(const Conv2dGeometry& g, int64_t channels, const T* col, T* y) {
       }
 }
 
+/// Adjoint of im2col: adds col[(c*KH + kh)*KW + kw, oh*OW + ow] into
+/// x[c, oh*sh - pt + kh*dh, ow*sw - pl + kw*dw] where that lies inside the input.
+template <typename T>
+void col2im_conv_add(const Conv2dGeometry& g, int64_t channels, const T* col, T* x) {
+  const int64_t P = g.OH * g.OW;
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t kh = 0; kh < g.KH; ++kh)
+      for (int64_t kw = 0; kw < g.KW; ++kw) {
+        const T* src = col + ((c * g.KH + kh) * g.KW + kw) * P;
+        T* plane = x + c * g.H * g.W;
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const int64_t ih = oh * g.stride_h - g.pad_t + kh * g.dil_h;
+          if (ih < 0 || ih >= g.H) continue;
+          T* row = plane + ih * g.W;
+          const T* s = src + oh * g.OW;
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const int64_t iw = ow * g.stride_w - g.pad_l + kw * g.dil_w;
+            if (iw >= 0 && iw < g.W) row[iw] = static_cast<T>(row[iw] + s[ow]);
+          }
+        }
+      }
+}
+
 /// Runs f(n, scratch) for every image: in parallel over images when there are enough of
 /// them (each gemm then runs on one thread), else serially with a parallel gemm.
 template <typename T, typename F>
@@ -155,6 +179,106 @@ void conv_transpose2d_generic(const Conv2dGeometry& g, const Tensor& out, const 
   });
 }
 
+/// conv2d gradients by im2col/col2im + gemm (float32 fallback, float64). All tensors
+/// contiguous; undefined outputs are skipped.
+template <typename T>
+void conv2d_backward_generic(const Conv2dGeometry& g, const Tensor& gin, const Tensor& gw, const Tensor& gb,
+                             const Tensor& gout, const Tensor& input, const Tensor& weight) {
+  const int64_t G = g.groups, Cg = g.C / G, OCg = g.OC / G, KK = Cg * g.KH * g.KW, P = g.OH * g.OW;
+  const DType dt = gout.dtype();
+  const T* go = static_cast<const T*>(gout.data_ptr());
+  if (gin.defined()) {
+    const T* w = static_cast<const T*>(weight.data_ptr());
+    T* gx = static_cast<T*>(gin.data_ptr());
+    for_each_image<T>(g.N, static_cast<size_t>(KK * P), [&](int64_t n, T* col) {
+      T* gxn = gx + n * g.C * g.H * g.W;
+      std::fill(gxn, gxn + g.C * g.H * g.W, T(0));
+      for (int64_t gi = 0; gi < G; ++gi) {
+        // col [KK, P] = W_g^T [KK, OCg] @ gout_g [OCg, P], then scattered back onto the input.
+        gemm("convolution_backward", dt, 1, KK, P, OCg, GemmMatrix{const_cast<T*>(w + gi * OCg * KK), 0, 1, KK},
+             GemmMatrix{const_cast<T*>(go + (n * g.OC + gi * OCg) * P), 0, P, 1}, GemmMatrix{col, 0, P, 1});
+        col2im_conv_add(g, Cg, col, gxn + gi * Cg * g.H * g.W);
+      }
+    });
+  }
+  if (gw.defined()) {
+    // Serial over images (each gemm is parallel): gW_g [OCg, KK] += gout_g [OCg, P] @ col^T.
+    const T* x = static_cast<const T*>(input.data_ptr());
+    T* w = static_cast<T*>(gw.data_ptr());
+    std::fill(w, w + g.OC * KK, T(0));
+    std::vector<T> col(static_cast<size_t>(KK * P));
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t gi = 0; gi < G; ++gi) {
+        im2col(g, Cg, x + (n * g.C + gi * Cg) * g.H * g.W, col.data());
+        gemm("convolution_backward", dt, 1, OCg, KK, P, GemmMatrix{const_cast<T*>(go + (n * g.OC + gi * OCg) * P), 0, P, 1},
+             GemmMatrix{col.data(), 0, 1, P}, GemmMatrix{w + gi * OCg * KK, 0, KK, 1}, 1, 1);
+      }
+  }
+  if (gb.defined()) {
+    T* b = static_cast<T*>(gb.data_ptr());
+    for (int64_t oc = 0; oc < g.OC; ++oc) {
+      T acc = 0;
+      for (int64_t n = 0; n < g.N; ++n) {
+        const T* p = go + (n * g.OC + oc) * P;
+        for (int64_t i = 0; i < P; ++i) acc += p[i];
+      }
+      b[oc] = acc;
+    }
+  }
+}
+
+void conv2d_backward_dispatch(const Conv2dGeometry& g, const Tensor& gin, const Tensor& gw, const Tensor& gb,
+                              const Tensor& gout, const Tensor& input, const Tensor& weight) {
+  const DType dt = gout.dtype();
+  auto zero = [](const Tensor& t) {
+    if (t.defined() && t.numel() > 0) std::memset(t.data_ptr(), 0, static_cast<size_t>(t.nbytes()));
+  };
+  if (gout.numel() == 0 || g.C == 0) {  // nothing flows back: every gradient is zero
+    zero(gin), zero(gw), zero(gb);
+    return;
+  }
+  if (dt == DType::Float32) {
+    const Tensor go = onednn_strides_ok(gout) ? gout : contiguous_copy(gout);
+    try {
+      if (gin.defined())
+        onednn::conv2d_backward_data_f32(g, static_cast<const float*>(go.data_ptr()), strides4(go),
+                                         static_cast<const float*>(weight.data_ptr()), strides4(weight),
+                                         static_cast<float*>(gin.data_ptr()));
+      if (gw.defined()) {
+        const Tensor x = onednn_strides_ok(input) ? input : contiguous_copy(input);
+        onednn::conv2d_backward_weights_f32(g, static_cast<const float*>(x.data_ptr()), strides4(x),
+                                            static_cast<const float*>(go.data_ptr()), strides4(go),
+                                            static_cast<float*>(gw.data_ptr()),
+                                            gb.defined() ? static_cast<float*>(gb.data_ptr()) : nullptr);
+      } else if (gb.defined()) {
+        conv2d_backward_generic<float>(g, Tensor(), Tensor(), gb, contiguous_copy(gout), Tensor(), Tensor());
+      }
+      return;
+    } catch (const RuntimeError&) {
+      // oneDNN declined this geometry: the portable loops below.
+    }
+  }
+  if (dt == DType::BFloat16) {
+    auto f32 = [](const Tensor& t) { return t.defined() ? empty_tensor(t.sizes(), DType::Float32) : Tensor(); };
+    const Tensor fi = f32(gin), fw = f32(gw), fb = f32(gb);
+    conv2d_backward_dispatch(g, fi, fw, fb, converted(gout, DType::Float32), converted(input, DType::Float32),
+                             converted(weight, DType::Float32));
+    if (gin.defined()) copy_kernel(gin, fi);
+    if (gw.defined()) copy_kernel(gw, fw);
+    if (gb.defined()) copy_kernel(gb, fb);
+    return;
+  }
+  const Tensor go = contiguous_copy(gout);
+  const Tensor x = gw.defined() ? contiguous_copy(input) : Tensor();
+  const Tensor w = gin.defined() ? contiguous_copy(weight) : Tensor();
+  switch (dt) {
+    case DType::Float32: return conv2d_backward_generic<float>(g, gin, gw, gb, go, x, w);
+    case DType::Float64: return conv2d_backward_generic<double>(g, gin, gw, gb, go, x, w);
+    default: break;
+  }
+  throw TypeError(str_cat("[convolution_backward] unsupported dtype ", dtype_name(dt)));
+}
+
 void conv_dispatch(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
                    const Tensor& bias, bool transposed) {
   if (out.numel() == 0) return;  // includes PyTorch's zero-channel case (output has 0 channels)
@@ -210,6 +334,11 @@ void conv_dispatch(const Conv2dGeometry& g, const Tensor& out, const Tensor& inp
 void conv2d_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
                     const Tensor& bias) {
   conv_dispatch(g, out, input, weight, bias, false);
+}
+
+void conv2d_backward(const Conv2dGeometry& g, const Tensor& grad_input, const Tensor& grad_weight,
+                     const Tensor& grad_bias, const Tensor& grad_output, const Tensor& input, const Tensor& weight) {
+  conv2d_backward_dispatch(g, grad_input, grad_weight, grad_bias, grad_output, input, weight);
 }
 
 void conv_transpose2d_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,

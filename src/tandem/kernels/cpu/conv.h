@@ -39,6 +39,15 @@ void conv2d_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& in
 void conv_transpose2d_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
                               const Tensor& bias);
 
+/// Gradients of conv2d_forward. Each output may be undefined (not wanted); defined ones
+/// are contiguous and fully overwritten: grad_input [N, C, H, W], grad_weight
+/// [OC, C/groups, KH, KW], grad_bias [OC]. grad_output [N, OC, OH, OW], input and weight
+/// may have any strides. Padding may be asymmetric. Dtypes: float32 (oneDNN's
+/// backward-data / backward-weights primitives where oneDNN takes the geometry),
+/// float64 (im2col/col2im + gemm), bfloat16 (computed in float32, rounded once).
+void conv2d_backward(const Conv2dGeometry& g, const Tensor& grad_input, const Tensor& grad_weight,
+                     const Tensor& grad_bias, const Tensor& grad_output, const Tensor& input, const Tensor& weight);
+
 /// Pooling window geometry over input [N, C, H, W] (N*C planes) into [N, C, OH, OW].
 /// Window (oh, ow) starts at (oh*stride_h - pad_h, ow*stride_w - pad_w).
 struct Pool2dGeometry {
@@ -52,6 +61,14 @@ struct Pool2dGeometry {
 /// same shape as out) it receives the flat index h * W + w of each maximum within its
 /// plane (PyTorch's max_pool2d_with_indices format). Dtypes: float32, float64, bfloat16.
 void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& indices, const Tensor& input);
+
+/// Gradient of max pooling: grad_input (contiguous [N, C, H, W], fully overwritten) is
+/// zero except at each window's argmax (the position max_pool2d_forward's indices name),
+/// where the window's grad_output element is added (summed where windows overlap).
+/// grad_output [N, C, OH, OW] and input [N, C, H, W] may have any strides. Dtypes: float32,
+/// float64, bfloat16 (all operands the same).
+void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_input, const Tensor& grad_output,
+                         const Tensor& input);
 
 /// Average pooling with PyTorch's divisor rule: divisor_override if given, else the window
 /// size clipped to the padded input (count_include_pad) or to the input (otherwise).

@@ -40,8 +40,10 @@ ElementwiseIter ElementwiseIter::make(ArrayRef<Tensor> operands, IntArrayRef sha
     if (shp[d] == 1) continue;
     if (out > 0) {
       bool mergeable = true;
+      // Compare with the previous *kept* dim (it.strides), not st[k][out - 1]: once a
+      // size-1 dim was dropped the two differ.
       for (int k = 0; k < it.nops; ++k)
-        if (st[k][d] != st[k][out - 1] * it.shape[out - 1]) { mergeable = false; break; }
+        if (st[k][d] != it.strides[k][out - 1] * it.shape[out - 1]) { mergeable = false; break; }
       if (mergeable) {
         it.shape[out - 1] *= shp[d];
         continue;

@@ -39,6 +39,18 @@ void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, con
 void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,
                           Strides4 w_st, const float* bias, float* out);
 
+/// Gradient of conv2d_f32 with respect to its input (oneDNN's backward-data primitive):
+/// grad_input (contiguous [N, C, H, W]) from grad_out [N, OC, OH, OW] and the weight, both
+/// with any non-negative strides. Raises RuntimeError when oneDNN declines the geometry.
+void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* weight,
+                              Strides4 w_st, float* grad_input);
+
+/// Gradients of conv2d_f32 with respect to its weight and bias (oneDNN's backward-weights
+/// primitive): grad_weight (contiguous [OC, C/groups, KH, KW]) and, when grad_bias is not
+/// null, grad_bias [OC], from the forward input and grad_out (any non-negative strides).
+void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* grad_out,
+                                 Strides4 go_st, float* grad_weight, float* grad_bias);
+
 /// Max or average pooling over a contiguous NCHW float32 input into a contiguous output,
 /// with per-side padding (bottom/right extended for ceil_mode). For average pooling,
 /// AvgIncludePad divides by KH*KW and AvgExcludePad by the number of in-bounds elements.

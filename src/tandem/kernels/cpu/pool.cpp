@@ -111,6 +111,27 @@ void max_pool_values(const Pool2dGeometry& g, const Tensor& out, const Tensor& i
   const int64_t lo = std::min((pw + sw - 1) / sw, g.OW);
   int64_t hi = g.OW;
   while (hi > lo && (hi - 1) * sw - pw + (g.KW - 1) * dw >= g.W) --hi;
+  if (g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 && g.pad_w == 0 &&
+      g.dil_h == 1 && g.dil_w == 1 && 2 * g.OH <= g.H && 2 * g.OW <= g.W) {
+    // The common 2x2, stride 2 window: one vectorised pass per output row.
+    for_planes(g.N * g.C, OP * 4, [&](int64_t b, int64_t e) {
+      for (int64_t p = b; p < e; ++p)
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const T* r0 = x + p * HW + 2 * oh * g.W;
+          const T* r1 = r0 + g.W;
+          T* yr = y + p * OP + oh * g.OW;
+#pragma omp simd
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            A m = static_cast<A>(r0[2 * ow]);
+            m = nan_max(m, static_cast<A>(r0[2 * ow + 1]));
+            m = nan_max(m, static_cast<A>(r1[2 * ow]));
+            m = nan_max(m, static_cast<A>(r1[2 * ow + 1]));
+            yr[ow] = static_cast<T>(m);
+          }
+        }
+    });
+    return;
+  }
   for_planes(g.N * g.C, OP * g.KH * g.KW, [&](int64_t b, int64_t e) {
     std::vector<A> rowmax(static_cast<size_t>(g.W)), outrow(static_cast<size_t>(g.OW));
     A* rm = rowmax.data();
@@ -243,7 +264,98 @@ void adaptive_loop(const Tensor& out, const Tensor& indices, const Tensor& input
   throw TypeError(str_cat("[", op, "] unsupported dtype ", dtype_name(dt)));
 }
 
+/// Max-pool gradient: zero each input plane, then add every output gradient at its
+/// window's argmax (max_pool_loop's rule: first maximum, NaN wins). The common 2x2,
+/// stride 2 window without padding or dilation takes a branch-light path.
+template <typename T>
+void max_pool_backward_loop(const Pool2dGeometry& g, const Tensor& grad_input, const Tensor& grad_output,
+                            const Tensor& input) {
+  using A = acc_t<T>;
+  const T* x = static_cast<const T*>(input.data_ptr());
+  const T* go = static_cast<const T*>(grad_output.data_ptr());
+  T* gi = static_cast<T*>(grad_input.data_ptr());
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  const bool k2s2 = g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 && g.pad_w == 0 &&
+                    g.dil_h == 1 && g.dil_w == 1 && 2 * g.OH <= g.H && 2 * g.OW <= g.W;
+  for_planes(g.N * g.C, HW + OP * g.KH * g.KW, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const T* plane = x + p * HW;
+      const T* gp = go + p * OP;
+      T* dst = gi + p * HW;
+      if (k2s2) {
+        // Branch-free (the argmax of random data defeats branch prediction): every
+        // position of a window is written, the gradient at the argmax and 0 elsewhere;
+        // only rows/columns no window covers are zero-filled.
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const T* r0 = plane + 2 * oh * g.W;
+          const T* r1 = r0 + g.W;
+          T* d0 = dst + 2 * oh * g.W;
+          T* d1 = d0 + g.W;
+          const T* gr = gp + oh * g.OW;
+#pragma omp simd
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            const A a = static_cast<A>(r0[2 * ow]), b = static_cast<A>(r0[2 * ow + 1]);
+            const A c = static_cast<A>(r1[2 * ow]), d = static_cast<A>(r1[2 * ow + 1]);
+            // max_pool_loop's rule in window order a, b, c, d (a later value wins when it is
+            // greater or NaN), as a row-pair tournament: within each row, then row 1 against
+            // row 0; the same winner (first maximum, else last NaN), without branches.
+            const bool tb = b > a || b != b;
+            const A m0 = tb ? b : a;
+            const bool td = d > c || d != d;
+            const A m1 = td ? d : c;
+            // m1 is NaN exactly when c or d is (testing m1 itself stops GCC vectorising).
+            const bool t1 = m1 > m0 || c != c || d != d;
+            const T gv = gr[ow];
+            const T hi = t1 ? gv : T(0), lo = t1 ? T(0) : gv;
+            d0[2 * ow] = tb ? T(0) : lo;
+            d0[2 * ow + 1] = tb ? lo : T(0);
+            d1[2 * ow] = td ? T(0) : hi;
+            d1[2 * ow + 1] = td ? hi : T(0);
+          }
+          for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = T(0);
+        }
+        std::fill(dst + 2 * g.OH * g.W, dst + HW, T(0));
+        continue;
+      }
+      std::fill(dst, dst + HW, T(0));
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        int64_t hs = oh * g.stride_h - g.pad_h;
+        const int64_t he = std::min(hs + (g.KH - 1) * g.dil_h + 1, g.H);
+        while (hs < 0) hs += g.dil_h;
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          int64_t ws = ow * g.stride_w - g.pad_w;
+          const int64_t we = std::min(ws + (g.KW - 1) * g.dil_w + 1, g.W);
+          while (ws < 0) ws += g.dil_w;
+          int64_t best = hs * g.W + ws;
+          A m = -std::numeric_limits<A>::infinity();
+          for (int64_t h = hs; h < he; h += g.dil_h)
+            for (int64_t w = ws; w < we; w += g.dil_w) {
+              const A v = static_cast<A>(plane[h * g.W + w]);
+              if (v > m || is_nan(v)) {
+                m = v;
+                best = h * g.W + w;
+              }
+            }
+          dst[best] = static_cast<T>(static_cast<A>(dst[best]) + static_cast<A>(gp[oh * g.OW + ow]));
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
+
+void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_input, const Tensor& grad_output,
+                         const Tensor& input) {
+  if (grad_input.numel() == 0) return;
+  const Tensor x = contiguous_copy(input), go = contiguous_copy(grad_output);
+  switch (grad_input.dtype()) {
+    case DType::Float32: return max_pool_backward_loop<float>(g, grad_input, go, x);
+    case DType::Float64: return max_pool_backward_loop<double>(g, grad_input, go, x);
+    case DType::BFloat16: return max_pool_backward_loop<BFloat16>(g, grad_input, go, x);
+    default: bad_dtype("max_pool2d_backward", grad_input.dtype());
+  }
+}
 
 void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& indices, const Tensor& input) {
   if (out.numel() == 0) return;

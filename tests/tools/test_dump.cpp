@@ -1,0 +1,45 @@
+// `tandem dump`: the captured graph of the reference models as text and DOT.
+#include <gtest/gtest.h>
+
+#include "dump.h"
+#include "tandem/core/error.h"
+
+namespace {
+
+using tandem::tools::dump_model_graph;
+
+size_t count(const std::string& s, const std::string& needle) {
+  size_t n = 0;
+  for (size_t p = s.find(needle); p != std::string::npos; p = s.find(needle, p + 1)) ++n;
+  return n;
+}
+
+TEST(Dump, CnnGraphHasTheModelsOps) {
+  const std::string text = dump_model_graph("cnn", 2, "text", false);
+  EXPECT_EQ(text.rfind("graph(", 0), 0u) << text;
+  EXPECT_EQ(count(text, "= conv2d("), 2u) << text;
+  EXPECT_EQ(count(text, "= max_pool2d("), 2u) << text;
+  EXPECT_EQ(count(text, "= relu("), 3u) << text;
+  EXPECT_EQ(count(text, "= addmm("), 2u) << text;
+  EXPECT_NE(text.find("float32[2, 10]"), std::string::npos) << "batch 2 logits";
+  EXPECT_NE(text.find("return ("), std::string::npos);
+}
+
+TEST(Dump, DotAndRaw) {
+  const std::string dot = dump_model_graph("mlp", 1, "dot", false);
+  EXPECT_EQ(dot.rfind("digraph", 0), 0u) << dot;
+  EXPECT_EQ(dot.back(), '\n');
+  EXPECT_NE(dot.find("addmm"), std::string::npos);
+  // The raw capture has at least the ops that survive the passes.
+  EXPECT_GE(count(dump_model_graph("mlp", 1, "text", true), " = "), count(dump_model_graph("mlp", 1, "text", false), " = "));
+}
+
+TEST(Dump, BadArguments) {
+  EXPECT_THROW(dump_model_graph("resnet", 1, "text", false), tandem::ValueError);
+  EXPECT_THROW(dump_model_graph("mlp", 0, "text", false), tandem::ValueError);
+  EXPECT_THROW(dump_model_graph("mlp", 1, "svg", false), tandem::ValueError);
+  EXPECT_EQ(tandem::tools::dump_main({"--batch"}), 2);
+  EXPECT_EQ(tandem::tools::dump_main({"--frobnicate"}), 2);
+}
+
+}  // namespace

@@ -1,0 +1,83 @@
+#include "dump.h"
+
+#include <iostream>
+
+#include "tandem/tandem.h"
+
+namespace tandem::tools {
+
+std::string dump_usage() {
+  return R"(usage: tandem dump [FLAGS]
+
+Prints the graph compiled mode captures for a reference model in eval mode.
+
+  --model NAME     mlp (default) | cnn (the models of `tandem train`)
+  --batch N        batch size of the example input [N, 1, 28, 28] (default 1)
+  --format NAME    text (default) | dot (Graphviz: `tandem dump --format dot | dot -Tsvg`)
+  --raw            the graph as captured, before the optimisation passes
+  --help           this text
+
+Set TANDEM_DUMP_PASSES=1 to print the graph after every pass of a compiled call.
+)";
+}
+
+std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw) {
+  TANDEM_CHECK(model == "mlp" || model == "cnn", ValueError, "tandem dump", "--model got \"", model,
+               "\", expected mlp | cnn");
+  TANDEM_CHECK(format == "text" || format == "dot", ValueError, "tandem dump", "--format got \"", format,
+               "\", expected text | dot");
+  TANDEM_CHECK(batch >= 1, ValueError, "tandem dump", "--batch got ", batch, ", expected >= 1");
+  manual_seed(0);
+  std::shared_ptr<nn::Sequential> m = model == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+  m->eval();
+  NoGradGuard no_grad;
+  jit::Capture cap = jit::capture([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{m->forward(in[0])}; },
+                                  {zeros({batch, 1, 28, 28})}, {"input"});
+  TANDEM_CHECK(cap.ok, RuntimeError, "tandem dump", "capture broke: ", cap.break_reason);
+  if (!raw) passes::PassManager().run(cap.graph);
+  return format == "dot" ? cap.graph.to_dot() : cap.graph.to_text();
+}
+
+int dump_main(const std::vector<std::string>& args) {
+  std::string model = "mlp", format = "text";
+  int64_t batch = 1;
+  bool raw = false;
+  try {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--help" || a == "-h") {
+        std::cout << dump_usage();
+        return 0;
+      }
+      if (a == "--raw") {
+        raw = true;
+        continue;
+      }
+      TANDEM_CHECK(a == "--model" || a == "--batch" || a == "--format", ValueError, "tandem dump", "unknown flag \"", a,
+                   "\" (see tandem dump --help)");
+      TANDEM_CHECK(i + 1 < args.size(), ValueError, "tandem dump", a, " needs a value");
+      const std::string& v = args[++i];
+      if (a == "--model") model = v;
+      else if (a == "--format") format = v;
+      else {
+        size_t pos = 0;
+        try {
+          batch = std::stoll(v, &pos);
+        } catch (const std::exception&) {
+          pos = 0;
+        }
+        TANDEM_CHECK(pos == v.size() && pos > 0, ValueError, "tandem dump", "--batch got \"", v, "\", expected an integer");
+      }
+    }
+    std::cout << dump_model_graph(model, batch, format, raw);
+    return 0;
+  } catch (const ValueError& e) {
+    std::cerr << "tandem dump: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "tandem dump: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace tandem::tools

@@ -1,0 +1,21 @@
+#pragma once
+// `tandem dump`: prints the graph that compiled mode captures for a reference model
+// (nn/models.h), as text or Graphviz DOT, before or after the optimisation passes.
+#include <string>
+#include <vector>
+
+namespace tandem::tools {
+
+/// The --help text of `tandem dump`.
+std::string dump_usage();
+
+/// Entry point of `tandem dump ARGS...`: writes the graph to stdout; returns the exit
+/// status (0 done, 1 error, 2 bad usage).
+int dump_main(const std::vector<std::string>& args);
+
+/// The graph of `model` ("mlp" | "cnn") in eval mode on a float32 batch [batch, 1, 28, 28]:
+/// as text (format "text") or DOT ("dot"), after the default passes unless `raw`.
+/// ValueError for an unknown model/format or batch < 1.
+std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw);
+
+}  // namespace tandem::tools

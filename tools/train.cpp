@@ -1,0 +1,422 @@
+#include "train.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "progress.h"
+#include "tandem/io/file_util.h"
+#include "tandem/tandem.h"
+
+namespace tandem::tools {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Set by SIGINT; the loop checks it between batches. A second Ctrl-C kills the process
+// (the handler restores the default action), which is still safe: checkpoints are
+// written atomically, so the file on disk is always the last completed one.
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void on_sigint(int) {
+  g_interrupted = 1;
+  std::signal(SIGINT, SIG_DFL);
+}
+
+/// Fashion-MNIST / MNIST pixel statistics of the training split (after /255), the usual
+/// Normalize constants.
+struct DatasetInfo {
+  const char* default_root;
+  const char* package;
+  double mean, std;
+};
+
+DatasetInfo dataset_info(const std::string& name) {
+  if (name == "fashion-mnist") return {data::datasets::FashionMNIST::kDefaultRoot, "dataset-fashion-mnist", 0.2860, 0.3530};
+  return {"", "", 0.1307, 0.3081};  // mnist: no Debian package ships it
+}
+
+std::shared_ptr<const data::Dataset> load_split(const TrainConfig& c, bool train) {
+  const DatasetInfo info = dataset_info(c.dataset);
+  const std::string root = c.data_dir.empty() ? info.default_root : c.data_dir;
+  std::shared_ptr<const data::Dataset> base;
+  if (c.dataset == "fashion-mnist") base = std::make_shared<data::datasets::FashionMNIST>(root, train);
+  else base = std::make_shared<data::datasets::MNIST>(root, train);
+  const int64_t limit = train ? c.train_limit : c.test_limit;
+  if (limit > 0 && limit < base->size()) {
+    std::vector<int64_t> idx(static_cast<size_t>(limit));
+    for (int64_t i = 0; i < limit; ++i) idx[static_cast<size_t>(i)] = i;
+    base = std::make_shared<data::Subset>(base, std::move(idx));
+  }
+  data::transforms::Normalize norm(info.mean, info.std);
+  return std::make_shared<data::TransformDataset>(base, [norm](const Tensor& x) { return norm(x); });
+}
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, const std::vector<Tensor>& params) {
+  if (c.optimizer == "sgd")
+    return std::make_unique<optim::SGD>(params, optim::SGDOptions(c.lr).momentum(c.momentum).weight_decay(c.weight_decay));
+  if (c.optimizer == "adam") return std::make_unique<optim::Adam>(params, optim::AdamOptions(c.lr).weight_decay(c.weight_decay));
+  return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
+}
+
+/// The settings a checkpoint must agree on to be resumed (everything that changes the
+/// numbers except --epochs, which may grow).
+std::map<std::string, std::string> run_identity(const TrainConfig& c) {
+  std::ostringstream lr, mom, wd;
+  lr << std::setprecision(17) << c.lr;
+  mom << std::setprecision(17) << c.momentum;
+  wd << std::setprecision(17) << c.weight_decay;
+  return {{"dataset", c.dataset},          {"model", c.model},
+          {"optimizer", c.optimizer},      {"lr", lr.str()},
+          {"momentum", mom.str()},         {"weight-decay", wd.str()},
+          {"batch-size", std::to_string(c.batch_size)}, {"seed", std::to_string(c.seed)},
+          {"train-limit", std::to_string(c.train_limit)}, {"test-limit", std::to_string(c.test_limit)}};
+}
+
+nlohmann::json history_json(const std::vector<EpochMetrics>& h) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& m : h)
+    a.push_back({m.epoch, m.train_loss, m.test_loss, m.test_accuracy, m.lr, m.seconds, m.samples_per_second});
+  return a;
+}
+
+std::vector<EpochMetrics> history_from_json(const std::string& s) {
+  std::vector<EpochMetrics> h;
+  for (const auto& r : nlohmann::json::parse(s)) {
+    EpochMetrics m;
+    m.epoch = r.at(0).get<int64_t>();
+    m.train_loss = r.at(1).get<double>();
+    m.test_loss = r.at(2).get<double>();
+    m.test_accuracy = r.at(3).get<double>();
+    m.lr = r.at(4).get<double>();
+    m.seconds = r.at(5).get<double>();
+    m.samples_per_second = r.at(6).get<double>();
+    h.push_back(m);
+  }
+  return h;
+}
+
+/// Mean loss and accuracy of `model` over `loader` (eval mode, no tape). With a compiled
+/// forward, the logits come from it instead of the module's eager forward.
+std::pair<double, double> evaluate(nn::Module& model, data::DataLoader& loader,
+                                   const std::function<Tensor(const Tensor&)>& forward) {
+  InferenceMode guard;
+  model.eval();
+  double loss_sum = 0;
+  int64_t correct = 0, n = 0;
+  for (auto& b : loader) {
+    Tensor logits = forward(b.data);
+    loss_sum += cross_entropy(logits, b.target, {}, -100, "sum").item<double>();
+    correct += eq(argmax(logits, 1), b.target).sum().item<int64_t>();
+    n += b.data.size(0);
+  }
+  model.train();
+  return {n ? loss_sum / static_cast<double>(n) : 0.0, n ? static_cast<double>(correct) / static_cast<double>(n) : 0.0};
+}
+
+std::string fmt(double v, int prec) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << v;
+  return os.str();
+}
+
+double parse_double(const std::string& flag, const std::string& v) {
+  try {
+    size_t pos = 0;
+    double d = std::stod(v, &pos);
+    if (pos == v.size() && std::isfinite(d)) return d;
+  } catch (const std::exception&) {
+  }
+  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected a number");
+}
+
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo) {
+  try {
+    size_t pos = 0;
+    long long x = std::stoll(v, &pos);
+    if (pos == v.size() && x >= lo) return x;
+  } catch (const std::exception&) {
+  }
+  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected an integer >= " + std::to_string(lo));
+}
+
+std::string choice(const std::string& flag, const std::string& v, std::initializer_list<const char*> options) {
+  std::string list;
+  for (const char* o : options) {
+    if (v == o) return v;
+    list += (list.empty() ? "" : " | ") + std::string(o);
+  }
+  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected one of " + list);
+}
+
+}  // namespace
+
+std::string train_usage() {
+  return R"(usage: tandem train [FLAGS]
+
+Trains a small network on Fashion-MNIST (or MNIST) and evaluates it after every epoch.
+
+  --dataset NAME       fashion-mnist (default) | mnist
+  --data DIR           directory of the gzip'd IDX files (default for fashion-mnist:
+                       /usr/share/datasets/fashion-mnist, from the Debian package
+                       dataset-fashion-mnist; mnist has no default)
+  --model NAME         mlp (default): 784-256-128-10 with ReLU
+                       cnn: conv 1->32 3x3 + ReLU + maxpool 2, conv 32->64 3x3 + ReLU +
+                       maxpool 2, linear 3136->128 + ReLU, linear 128->10
+  --mode NAME          eager (default) | compiled: evaluate the test set through
+                       tandem::compile (training steps run eagerly with autograd)
+  --epochs N           epochs to train (default 5); with --resume, the total to reach
+  --batch-size B       examples per training batch (default 128)
+  --optimizer NAME     sgd (default) | adam | adamw
+  --lr X               learning rate (default: sgd 0.05, adam and adamw 0.001)
+  --momentum M         SGD momentum (default 0.9)
+  --weight-decay W     L2 penalty for sgd/adam, decoupled decay for adamw
+                       (default 0; adamw 0.01)
+  --seed S             seed of the initial weights and the shuffling (default 0);
+                       the same seed gives the same metrics
+  --threads T          threads for the ops (default: all cores)
+  --checkpoint PATH    checkpoint written after every epoch
+                       (default OUT/checkpoint.safetensors)
+  --resume             continue from --checkpoint (same settings required); the result
+                       equals an uninterrupted run
+  --out DIR            where metrics.csv, curves.svg and the checkpoint go
+                       (default runs/train)
+  --train-limit N      train on the first N training examples only (default: all)
+  --test-limit N       evaluate on the first N test examples only (default: all)
+  --progress MODE      auto (default: a bar on a terminal, else lines) | bar | lines | none
+  --help               this text
+
+Ctrl-C stops after the current batch; the last completed epoch's checkpoint stays intact
+and `--resume` continues from it.
+)";
+}
+
+TrainConfig parse_train_args(const std::vector<std::string>& args) {
+  TrainConfig c;
+  bool lr_set = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i], value;
+    bool has_inline = false;
+    if (auto eq_pos = flag.find('='); flag.rfind("--", 0) == 0 && eq_pos != std::string::npos) {
+      value = flag.substr(eq_pos + 1);
+      flag = flag.substr(0, eq_pos);
+      has_inline = true;
+    }
+    if (flag == "--resume") {
+      if (has_inline) throw ValueError("[tandem train] --resume takes no value");
+      c.resume = true;
+      continue;
+    }
+    static const char* kValued[] = {"--dataset", "--data", "--model", "--mode", "--epochs", "--batch-size",
+                                    "--optimizer", "--lr", "--momentum", "--weight-decay", "--seed", "--threads",
+                                    "--checkpoint", "--out", "--train-limit", "--test-limit", "--progress"};
+    bool known = false;
+    for (const char* k : kValued) known = known || flag == k;
+    if (!known) throw ValueError("[tandem train] unknown flag \"" + args[i] + "\" (see tandem train --help)");
+    if (!has_inline) {
+      if (i + 1 >= args.size()) throw ValueError("[tandem train] " + flag + " needs a value");
+      value = args[++i];
+    }
+    if (flag == "--dataset") c.dataset = choice(flag, value, {"fashion-mnist", "mnist"});
+    else if (flag == "--data") c.data_dir = value;
+    else if (flag == "--model") c.model = choice(flag, value, {"mlp", "cnn"});
+    else if (flag == "--mode") c.mode = choice(flag, value, {"eager", "compiled"});
+    else if (flag == "--epochs") c.epochs = parse_int(flag, value, 1);
+    else if (flag == "--batch-size") c.batch_size = parse_int(flag, value, 1);
+    else if (flag == "--optimizer") c.optimizer = choice(flag, value, {"sgd", "adam", "adamw"});
+    else if (flag == "--lr") {
+      c.lr = parse_double(flag, value);
+      lr_set = true;
+    }
+    else if (flag == "--momentum") c.momentum = parse_double(flag, value);
+    else if (flag == "--weight-decay") {
+      c.weight_decay = parse_double(flag, value);
+      c.weight_decay_set = true;
+    } else if (flag == "--seed") c.seed = static_cast<uint64_t>(parse_int(flag, value, 0));
+    else if (flag == "--threads") c.threads = static_cast<int>(parse_int(flag, value, 1));
+    else if (flag == "--checkpoint") c.checkpoint = value;
+    else if (flag == "--out") c.out = value;
+    else if (flag == "--train-limit") c.train_limit = parse_int(flag, value, 1);
+    else if (flag == "--test-limit") c.test_limit = parse_int(flag, value, 1);
+    else if (flag == "--progress") c.progress = choice(flag, value, {"auto", "bar", "lines", "none"});
+  }
+  if (!lr_set) c.lr = c.optimizer == "sgd" ? 0.05 : 1e-3;
+  if (c.lr <= 0) throw ValueError("[tandem train] --lr got " + fmt(c.lr, 6) + ", expected a positive number");
+  if (c.momentum < 0) throw ValueError("[tandem train] --momentum got a negative value, expected >= 0");
+  if (!c.weight_decay_set && c.optimizer == "adamw") c.weight_decay = 0.01;
+  if (c.weight_decay < 0) throw ValueError("[tandem train] --weight-decay got a negative value, expected >= 0");
+  if (c.dataset == "mnist" && c.data_dir.empty())
+    throw ValueError("[tandem train] --dataset mnist needs --data DIR (no Debian package ships MNIST)");
+  if (c.out.empty()) throw ValueError("[tandem train] --out got an empty path");
+  if (c.checkpoint.empty()) c.checkpoint = (std::filesystem::path(c.out) / "checkpoint.safetensors").string();
+  return c;
+}
+
+void write_metrics_csv(const std::string& path, const std::vector<EpochMetrics>& history) {
+  std::ostringstream os;
+  os << "epoch,train_loss,test_loss,test_accuracy,lr,seconds,samples_per_second\n" << std::setprecision(9);
+  for (const auto& m : history)
+    os << m.epoch << ',' << m.train_loss << ',' << m.test_loss << ',' << m.test_accuracy << ',' << m.lr << ','
+       << m.seconds << ',' << m.samples_per_second << '\n';
+  const std::string text = os.str();
+  io::atomic_write(path, "tandem train", [&](io::FileWriter& w) { w.write(text.data(), text.size()); });
+}
+
+TrainResult run_training(const TrainConfig& c, std::ostream& out) {
+  if (c.threads > 0) set_num_threads(c.threads);
+  std::filesystem::create_directories(c.out);
+  if (auto dir = std::filesystem::path(c.checkpoint).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+
+  // Data first: a missing directory is the most likely first-run problem.
+  auto train_set = load_split(c, true);
+  auto test_set = load_split(c, false);
+  data::DataLoader train_loader(train_set, {.batch_size = c.batch_size, .shuffle = true, .seed = c.seed});
+  data::DataLoader test_loader(test_set, {.batch_size = 1000, .shuffle = false});
+
+  manual_seed(c.seed);
+  std::shared_ptr<nn::Sequential> model = c.model == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+  std::unique_ptr<optim::Optimizer> opt = make_optimizer(c, model->parameters());
+
+  // Evaluation forward: the module itself, or a compiled program of it.
+  std::function<Tensor(const Tensor&)> eval_forward = [&](const Tensor& x) { return model->forward(x); };
+  // Parameters are bound by reference in the compiled program, so the optimizer's
+  // in-place updates are seen without recompiling; the last (smaller) test batch adds
+  // a second signature.
+  std::shared_ptr<jit::CompiledFunction> compiled;
+  if (c.mode == "compiled") {
+    compiled = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{model->forward(in[0])}; });
+    eval_forward = [&](const Tensor& x) { return (*compiled)({x})[0]; };
+  }
+
+  TrainResult result;
+  result.checkpoint = c.checkpoint;
+  const auto identity = run_identity(c);
+  int64_t start_epoch = 0;
+  if (c.resume) {
+    if (!std::filesystem::exists(c.checkpoint))
+      throw RuntimeError("[tandem train] --resume: no checkpoint at " + c.checkpoint +
+                         " (run without --resume first, or pass --checkpoint PATH)");
+    io::Metadata meta = io::load_checkpoint(c.checkpoint, *model, opt.get());
+    for (const auto& [k, v] : identity) {
+      auto it = meta.find("train." + k);
+      if (it == meta.end() || it->second != v)
+        throw RuntimeError("[tandem train] --resume: " + c.checkpoint + " was made with --" + k + " " +
+                           (it == meta.end() ? "(unknown)" : it->second) + ", this run has --" + k + " " + v);
+    }
+    start_epoch = parse_int("train.epoch", meta.at("train.epoch"), 0);
+    result.history = history_from_json(meta.at("train.history"));
+    out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << "\n";
+  }
+
+  const int64_t n_train = train_set->size();
+  out << "training " << c.model << " on " << c.dataset << " (" << n_train << " train / " << test_set->size()
+      << " test examples), " << c.optimizer << " lr " << c.lr << ", batch " << c.batch_size << ", "
+      << get_num_threads() << " thread(s), " << c.mode << " mode\n";
+
+  g_interrupted = 0;
+  auto previous = std::signal(SIGINT, on_sigint);
+  const ProgressMode pmode = c.progress == "bar" ? ProgressMode::kBar
+                             : c.progress == "lines" ? ProgressMode::kLines
+                             : c.progress == "none"  ? ProgressMode::kNone
+                             : (&out == &std::cout && isatty(STDOUT_FILENO)) ? ProgressMode::kBar
+                                                                            : ProgressMode::kLines;
+  for (int64_t epoch = start_epoch; epoch < c.epochs && !g_interrupted; ++epoch) {
+    train_loader.set_epoch(epoch);
+    ProgressBar bar(out, pmode, "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(c.epochs), n_train);
+    model->train();
+    double loss_sum = 0;
+    int64_t seen = 0;
+    const auto t0 = Clock::now();
+    for (auto& b : train_loader) {
+      opt->zero_grad();
+      Tensor loss = cross_entropy(model->forward(b.data), b.target);
+      loss.backward();
+      opt->step();
+      const int64_t n = b.data.size(0);
+      loss_sum += loss.item<double>() * static_cast<double>(n);
+      seen += n;
+      bar.update(seen, loss_sum / static_cast<double>(seen));
+      if (g_interrupted) break;
+    }
+    const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (g_interrupted) {
+      bar.finish();
+      break;
+    }
+    bar.finish();
+    auto [test_loss, test_acc] = evaluate(*model, test_loader, eval_forward);
+    if (compiled && epoch == start_epoch) {
+      // What the compiled evaluation runs on: its programs and their planned arena.
+      out << "compiled evaluation: " << compiled->num_programs() << " program(s), " << compiled->compiled_calls()
+          << " compiled / " << compiled->eager_calls() << " eager call(s)";
+      if (const runtime::Executor* ex = compiled->last_executor())
+        out << "; planned arena " << fmt(static_cast<double>(ex->plan().arena_bytes) / 1048576.0, 2)
+            << " MiB (lower bound " << fmt(static_cast<double>(ex->plan().lower_bound) / 1048576.0, 2) << " MiB)";
+      out << "\n";
+      for (const auto& w : compiled->warnings()) out << "  note: " << w << "\n";
+    }
+    EpochMetrics m{epoch + 1, loss_sum / static_cast<double>(seen), test_loss, test_acc, c.lr, secs,
+                   static_cast<double>(seen) / secs};
+    result.history.push_back(m);
+    out << "epoch " << m.epoch << "/" << c.epochs << ": train loss " << fmt(m.train_loss, 4) << ", test loss "
+        << fmt(m.test_loss, 4) << ", test accuracy " << fmt(100 * m.test_accuracy, 2) << "%, " << fmt(secs, 1) << " s ("
+        << fmt(m.samples_per_second, 0) << " samples/s)\n";
+    io::Metadata meta;
+    for (const auto& [k, v] : identity) meta["train." + k] = v;
+    meta["train.epoch"] = std::to_string(epoch + 1);
+    meta["train.history"] = history_json(result.history).dump();
+    io::save_checkpoint(c.checkpoint, *model, opt.get(), meta);
+    out << std::flush;
+  }
+  std::signal(SIGINT, previous);
+  result.interrupted = g_interrupted != 0;
+
+  result.metrics_csv = (std::filesystem::path(c.out) / "metrics.csv").string();
+  result.curves_svg = (std::filesystem::path(c.out) / "curves.svg").string();
+  write_metrics_csv(result.metrics_csv, result.history);
+  const std::string svg = curves_svg(result.history, "tandem train --model " + c.model + " --optimizer " + c.optimizer);
+  io::atomic_write(result.curves_svg, "tandem train", [&](io::FileWriter& w) { w.write(svg.data(), svg.size()); });
+  if (result.interrupted) {
+    const int64_t done = result.history.empty() ? 0 : result.history.back().epoch;
+    out << "\ninterrupted: " << (done ? "the checkpoint of epoch " + std::to_string(done) + " is intact at " + c.checkpoint
+                                     : std::string("no epoch completed, no checkpoint written"))
+        << "\ncontinue with the same flags plus --resume\n";
+  }
+  return result;
+}
+
+int train_main(const std::vector<std::string>& args) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::cout << train_usage();
+      return 0;
+    }
+  TrainConfig config;
+  try {
+    config = parse_train_args(args);
+  } catch (const Error& e) {
+    std::cerr << "tandem train: " << e.what() << "\n";
+    return 2;
+  }
+  try {
+    TrainResult r = run_training(config, std::cout);
+    std::cout << "metrics:    " << r.metrics_csv << "\ncurves:     " << r.curves_svg << "\ncheckpoint: " << r.checkpoint
+              << "\n";
+    return r.interrupted ? 130 : 0;
+  } catch (const std::exception& e) {
+    std::cerr << "tandem train: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace tandem::tools
