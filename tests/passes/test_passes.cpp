@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "tandem/tandem.h"
 
 using namespace tandem;
@@ -122,4 +124,146 @@ TEST(Passes, ManagerSwitchesAndVerifierCatchesBadGraphs) {
   EXPECT_THROW(ir::verify(bad), RuntimeError);
   EXPECT_NE(g.to_text().find("mul("), std::string::npos);
   EXPECT_NE(g.to_dot().find("digraph"), std::string::npos);
+}
+
+namespace {
+bool bitwise(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) return false;
+  Tensor x = a.contiguous(), y = b.contiguous();
+  return std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<size_t>(x.nbytes())) == 0;
+}
+// native_batch_norm(x, weight, bias, running_mean, running_var; training, momentum, eps):
+// writes running_mean/var in place when training (OpDef::mutates_inputs).
+int batch_norm_node(ir::Graph& g, int x, int rm, int rv, bool training) {
+  return g.add_node(get_op("native_batch_norm"), {x, -1, -1, rm, rv},
+                    {AttrValue(training), AttrValue(0.1), AttrValue(1e-5)});
+}
+}  // namespace
+
+TEST(Passes, MutatesInputsFlagDescribesBatchNorm) {
+  const OpDef& bn = get_op("native_batch_norm");
+  EXPECT_FALSE(bn.random);  // the old stand-in flag is gone
+  EXPECT_EQ(mutated_inputs(bn, std::vector<AttrValue>{AttrValue(true)}), 0b11000u);
+  EXPECT_EQ(mutated_inputs(bn, std::vector<AttrValue>{AttrValue(false)}), 0u);
+  EXPECT_EQ(mutated_inputs(bn, {}), 0u);  // default: training = false
+  EXPECT_EQ(mutated_inputs(get_op("add"), {}), 0u);
+  // The dispatcher bumps the written inputs' versions, as for an in-place op's self.
+  Tensor x = randn({4, 3}), rm = zeros({3}), rv = ones({3});
+  const auto v0 = rm._version();
+  native_batch_norm(x, {}, {}, rm, rv, true, 0.1, 1e-5);
+  EXPECT_GT(rm._version(), v0);
+  const auto v1 = rv._version();
+  native_batch_norm(x, {}, {}, rm, rv, false, 0.1, 1e-5);
+  EXPECT_EQ(rv._version(), v1);
+}
+
+TEST(Passes, DceKeepsNodesThatMutateInputsOnlyWhenTheyWrite) {
+  ir::Graph g;
+  int x = g.add_input(meta({4, 3}), "x");
+  int rm = g.add_input(meta({3}), "running_mean");
+  int rv = g.add_input(meta({3}), "running_var");
+  batch_norm_node(g, x, rm, rv, true);   // result unused, but it updates the stats
+  batch_norm_node(g, x, rm, rv, false);  // eval: pure, unused -> removed
+  g.set_outputs({x});
+  EXPECT_TRUE(passes::dead_code_elimination(g));
+  ir::verify(g);
+  ASSERT_EQ(count_op(g, "native_batch_norm"), 1);
+  EXPECT_TRUE(g.nodes()[0].attrs[0] == AttrValue(true));
+  EXPECT_NE(g.to_text().find("# writes %1, %2"), std::string::npos) << g.to_text();
+}
+
+TEST(Passes, CseNeverMergesMutatingNodesNorReadsAcrossThem) {
+  ir::Graph g;
+  int x = g.add_input(meta({4, 3}), "x");
+  int rm = g.add_input(meta({3}), "running_mean");
+  int rv = g.add_input(meta({3}), "running_var");
+  int two = g.add_constant(full({}, 2.0));
+  int before = g.nodes()[g.add_node(get_op("mul"), {rm, two}, {})].outputs[0];
+  int b1 = g.nodes()[batch_norm_node(g, x, rm, rv, true)].outputs[0];
+  int b2 = g.nodes()[batch_norm_node(g, x, rm, rv, true)].outputs[0];  // second update: not the same
+  int after = g.nodes()[g.add_node(get_op("mul"), {rm, two}, {})].outputs[0];  // reads the new stats
+  int e1 = g.nodes()[batch_norm_node(g, x, rm, rv, false)].outputs[0];
+  int e2 = g.nodes()[batch_norm_node(g, x, rm, rv, false)].outputs[0];  // eval twice: merged
+  g.set_outputs({before, b1, b2, after, e1, e2});
+  EXPECT_TRUE(passes::common_subexpression_elimination(g));
+  ir::verify(g);
+  EXPECT_EQ(count_op(g, "mul"), 2);
+  EXPECT_EQ(count_op(g, "native_batch_norm"), 3);
+  EXPECT_NE(g.outputs()[1], g.outputs()[2]);
+  EXPECT_NE(g.outputs()[0], g.outputs()[3]);
+  EXPECT_EQ(g.outputs()[4], g.outputs()[5]);
+}
+
+TEST(Passes, ConstantFoldingNeverFoldsMutatingNodesOrWhatTheyWrite) {
+  ir::Graph g;
+  auto full3 = [&](double v) {
+    return g.nodes()[g.add_node(get_op("full"), {}, {AttrValue(DimVector{3}), AttrValue(Scalar(v)), AttrValue(kFloat32)})]
+        .outputs[0];
+  };
+  int x = g.add_constant(randn({4, 3}));
+  int rm = full3(0.0), rv = full3(1.0);  // factories written by the batch norm: not folded
+  int pure_m = full3(0.0), pure_v = full3(1.0);
+  int b = g.nodes()[batch_norm_node(g, x, rm, rv, true)].outputs[0];
+  int e = g.nodes()[batch_norm_node(g, x, pure_m, pure_v, false)].outputs[0];  // all constant, pure: folded
+  g.set_outputs({b, e, rm});
+  EXPECT_TRUE(passes::constant_folding(g));
+  passes::dead_code_elimination(g);
+  ir::verify(g);
+  EXPECT_EQ(count_op(g, "native_batch_norm"), 1);
+  EXPECT_EQ(count_op(g, "full"), 2);
+  EXPECT_EQ(g.value(g.outputs()[1]).kind, ir::ValueKind::Constant);
+  EXPECT_NE(g.value(g.outputs()[2]).kind, ir::ValueKind::Constant);
+}
+
+TEST(Passes, ExecutorRunsMutatingNodesAndBumpsVersions) {
+  ir::Graph g;
+  int x = g.add_input(meta({4, 3}), "x");
+  int rm = g.add_input(meta({3}), "running_mean");
+  int rv = g.add_input(meta({3}), "running_var");
+  int b = g.nodes()[batch_norm_node(g, x, rm, rv, true)].outputs[0];
+  g.set_outputs({b});
+  passes::PassManager().run(g);
+  runtime::Executor ex(std::move(g));
+  Tensor in = randn({4, 3}), m1 = zeros({3}), v1 = ones({3}), m2 = zeros({3}), v2 = ones({3});
+  auto want = native_batch_norm(in, {}, {}, m1, v1, true, 0.1, 1e-5);
+  const auto version = m2._version();
+  auto got = ex.run({in, m2, v2});
+  EXPECT_TRUE(bitwise(std::get<0>(want), got[0]));
+  EXPECT_TRUE(bitwise(m1, m2));
+  EXPECT_TRUE(bitwise(v1, v2));
+  EXPECT_GT(m2._version(), version);
+}
+
+TEST(Passes, InplaceReuseWritesIntoDyingIntermediates) {
+  ir::Graph g;
+  int x = g.add_input(meta({2, 3}), "x");
+  int two = g.add_constant(full({}, 2.0));
+  int a = g.nodes()[g.add_node(get_op("mul"), {x, two}, {})].outputs[0];     // a dies at relu
+  int r = g.nodes()[g.add_node(get_op("relu"), {a}, {})].outputs[0];         // -> relu_(a)
+  int s = g.nodes()[g.add_node(get_op("exp"), {x}, {})].outputs[0];          // x is an input: kept
+  int t = g.nodes()[g.add_node(get_op("add"), {r, s}, {AttrValue(Scalar(1))})].outputs[0];  // -> add_(r, s)
+  int u = g.nodes()[g.add_node(get_op("sigmoid"), {s}, {})].outputs[0];      // s read later: not in place
+  int v = g.nodes()[g.add_node(get_op("mul"), {s, u}, {})].outputs[0];     // s dies here -> mul_(s, u)
+  int w = g.nodes()[g.add_node(get_op("sum"), {t}, {AttrValue(std::vector<int64_t>{1}), AttrValue(true)})].outputs[0];
+  int z = g.nodes()[g.add_node(get_op("neg"), {u}, {})].outputs[0];          // u is a graph output: kept
+  g.set_outputs({v, w, u, z});
+  EXPECT_TRUE(passes::inplace_reuse(g));
+  ir::verify(g);
+  EXPECT_EQ(count_op(g, "relu_"), 1);
+  EXPECT_EQ(count_op(g, "add_"), 1);      // r (now an alias of a) also dies at the add
+  EXPECT_EQ(count_op(g, "mul_"), 1);
+  EXPECT_EQ(count_op(g, "exp_"), 0);      // its input is a graph input
+  EXPECT_EQ(count_op(g, "sigmoid_"), 0);  // s is read by the mul after it
+  EXPECT_EQ(count_op(g, "neg_"), 0);
+  runtime::Executor ex(std::move(g));
+  EXPECT_EQ(ex.plan().offsets.size(), 1u);  // only the mul(x, 2) buffer is in the arena now
+  Tensor in = randn({2, 3});
+  Tensor ee = exp(in), uu = sigmoid(ee);
+  for (int call = 0; call < 2; ++call) {
+    auto got = ex.run({in});
+    EXPECT_TRUE(bitwise(got[0], ee * uu));
+    EXPECT_TRUE(bitwise(got[1], sum(relu(in * 2.0) + ee, {1}, true)));
+    EXPECT_TRUE(bitwise(got[2], uu));
+    EXPECT_TRUE(bitwise(got[3], neg(uu)));
+  }
 }

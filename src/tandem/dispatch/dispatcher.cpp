@@ -27,6 +27,9 @@ const OpDef& register_op(OpDef def) {
   std::lock_guard<std::mutex> lock(r.mu);
   TANDEM_CHECK(!r.by_name.count(def.name), ValueError, "register_op", "op '", def.name, "' is already registered");
   TANDEM_INTERNAL_ASSERT(def.composite || def.meta || def.view, "op ", def.name, " needs meta, view or composite");
+  for (size_t i = 0; i < def.inputs.size() && i < 32; ++i)
+    TANDEM_INTERNAL_ASSERT(!(def.mutates_inputs >> i & 1u) || !def.inputs[i].promote, "op ", def.name,
+                           " writes input ", i, " in place, so that input must not be promoted (a cast copy would be written)");
   def.id = static_cast<int>(r.ops.size());
   bool want_inplace = def.inplace_variant;
   r.ops.push_back(std::move(def));
@@ -278,6 +281,16 @@ Tensor allocate(const TensorMeta& m) {
   return empty_strided_tensor(m.sizes, m.strides, m.dtype);
 }
 
+// Inputs an op wrote in place (OpDef::mutates_inputs) get a new version, as self does for
+// an in-place op, so autograd notices a saved tensor that changed.
+void bump_mutated_inputs(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs) {
+  if (op.mutates_inputs == 0 || is_inference_mode()) [[likely]]
+    return;
+  const uint32_t m = mutated_inputs(op, attrs);
+  for (size_t i = 0; i < inputs.size() && i < 32; ++i)
+    if ((m >> i & 1u) && inputs[i].defined()) inputs[i].bump_version();
+}
+
 struct DepthGuard {
   DepthGuard() { ++t_depth; }
   ~DepthGuard() { --t_depth; }
@@ -375,6 +388,7 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
   for (const TensorMeta& m : out_metas) outputs.push_back(allocate(m));
   KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
   op.cpu_kernel(kc);
+  bump_mutated_inputs(op, inputs, attrs);
   return outputs;
 }
 
@@ -436,6 +450,7 @@ void run_kernel(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> at
     op.cpu_kernel(kc);
   }
   if (op.is_inplace && !is_inference_mode()) outputs[0].bump_version();
+  bump_mutated_inputs(op, inputs, attrs);
 }
 
 SmallVec<TensorMeta, 2> infer_meta(const OpDef& op, ArrayRef<MetaRef> inputs, ArrayRef<AttrValue> attrs) {

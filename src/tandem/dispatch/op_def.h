@@ -122,6 +122,15 @@ struct OpDef {
   bool dynamic_shape = false;      ///< output sizes depend on data (nonzero, unique): meta still
                                    ///< validates and gives -1 for data-dependent sizes; the kernel pushes outputs
   bool random = false;             ///< draws from the generator (never CSE'd, never folded)
+  /// Bit i: the kernel writes input i in place (besides an in-place variant's self), e.g.
+  /// native_batch_norm's running_mean/running_var in training. Such inputs must not take
+  /// part in promotion (InputSpec::promote = false) so the kernel writes the caller's
+  /// tensor. The dispatcher and the executor bump their version counters; graph passes
+  /// never drop, merge or fold a node that writes, nor move reads across it.
+  uint32_t mutates_inputs = 0;
+  /// Index of a bool attribute that switches the writes on (native_batch_norm: `training`);
+  /// -1: the op always writes the inputs in mutates_inputs. See mutated_inputs().
+  int mutates_if_attr = -1;
   bool inplace_variant = false;    ///< also register "<name>_" writing into input 0
   bool cacheable_meta = true;      ///< meta depends only on metas+attrs (memoisable)
   bool supports_reduced_float = true;
@@ -133,5 +142,16 @@ struct OpDef {
   const OpDef* functional = nullptr;  ///< for in-place variants: the op it derives from
   const OpDef* inplace = nullptr;     ///< for functional ops with a variant: "<name>_"
 };
+
+/// The inputs `op` writes in place when called with `attrs` (bit i = input i), not
+/// counting an in-place variant's self: op.mutates_inputs, or 0 when the op's
+/// mutates_if_attr attribute is false (a missing trailing attribute takes its default).
+inline uint32_t mutated_inputs(const OpDef& op, ArrayRef<AttrValue> attrs) {
+  if (op.mutates_inputs == 0 || op.mutates_if_attr < 0) return op.mutates_inputs;
+  const size_t k = static_cast<size_t>(op.mutates_if_attr);
+  const AttrValue& a = k < attrs.size() ? attrs[k] : op.attrs.at(k).default_value;
+  const bool* on = std::get_if<bool>(&a);
+  return on && *on ? op.mutates_inputs : 0;
+}
 
 }  // namespace tandem

@@ -113,6 +113,17 @@ std::vector<int> Graph::use_counts() const {
   return uses;
 }
 
+SmallVec<int, 2> written_values(const Node& n) {
+  SmallVec<int, 2> out;
+  if (n.op->is_inplace && !n.inputs.empty() && n.inputs[0] >= 0) out.push_back(n.inputs[0]);
+  if (n.op->mutates_inputs) {
+    const uint32_t m = mutated_inputs(*n.op, n.attrs);
+    for (size_t i = 0; i < n.inputs.size() && i < 32; ++i)
+      if ((m >> i & 1u) && n.inputs[i] >= 0) out.push_back(n.inputs[i]);
+  }
+  return out;
+}
+
 namespace {
 std::string vname(const Value& v) { return "%" + std::to_string(v.id); }
 std::string type_str(const TensorMeta& m) { return str_cat(dtype_name(m.dtype), IntArrayRef(m.sizes)); }
@@ -149,7 +160,8 @@ std::string Graph::to_text() const {
     }
     os << ")";
     if (n.op->view) os << "  # view of " << vname(value(n.inputs[0]));
-    if (n.op->is_inplace) os << "  # writes " << vname(value(n.inputs[0]));
+    auto written = written_values(n);
+    for (size_t k = 0; k < written.size(); ++k) os << (k ? ", " : "  # writes ") << vname(value(written[k]));
     os << "\n";
   }
   os << "  return (";

@@ -99,6 +99,11 @@ class Graph {
   std::vector<int> outputs_;
 };
 
+/// The value ids node `n` writes in place: an in-place op's self (input 0) and the inputs
+/// its op marks as mutated for these attributes (OpDef::mutates_inputs, e.g. batch norm's
+/// running stats in training). Empty for pure nodes.
+SmallVec<int, 2> written_values(const Node& n);
+
 /// Checks structural invariants: every value is defined before use, node ids and value
 /// ids are consistent, outputs exist, and each node's recorded output metas equal its op's
 /// meta inference (views: the stride rule). Raises RuntimeError naming the node.

@@ -10,48 +10,115 @@ namespace tandem::jit {
 
 bool Signature::operator==(const Signature& o) const {
   if (inputs.size() != o.inputs.size() || grad_enabled != o.grad_enabled || training != o.training ||
-      extra != o.extra || alias_groups != o.alias_groups)
+      distinct_views != o.distinct_views || extra != o.extra || alias_groups != o.alias_groups)
     return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto &a = inputs[i], &b = o.inputs[i];
-    if (a.dtype != b.dtype || a.sizes != b.sizes || a.strides != b.strides || a.requires_grad != b.requires_grad) return false;
+    if (a.dtype != b.dtype || a.requires_grad != b.requires_grad || a.sizes != b.sizes || a.strides != b.strides)
+      return false;
   }
   return true;
 }
 
+namespace {
+std::string input_label(const Signature& s, size_t i) {
+  if (i < s.input_names.size() && !s.input_names[i].empty()) return "input '" + s.input_names[i] + "'";
+  return str_cat("input ", i);
+}
+std::string extra_label(const Signature& s, size_t i) {
+  if (i < s.extra_names.size() && !s.extra_names[i].empty()) return s.extra_names[i];
+  return str_cat("caller state ", i);
+}
+const char* onoff(bool b) { return b ? "true" : "false"; }
+}  // namespace
+
 std::string Signature::diff(const Signature& o) const {
-  if (inputs.size() != o.inputs.size()) return str_cat("number of inputs ", inputs.size(), " -> ", o.inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const auto &a = inputs[i], &b = o.inputs[i];
-    if (a.sizes != b.sizes) return str_cat("input ", i, " sizes ", IntArrayRef(a.sizes), " -> ", IntArrayRef(b.sizes));
-    if (a.dtype != b.dtype) return str_cat("input ", i, " dtype ", dtype_name(a.dtype), " -> ", dtype_name(b.dtype));
-    if (a.strides != b.strides) return str_cat("input ", i, " strides ", IntArrayRef(a.strides), " -> ", IntArrayRef(b.strides));
-    if (a.requires_grad != b.requires_grad) return str_cat("input ", i, " requires_grad changed");
+  // `o` is the earlier signature, *this the new one: "what changed from o to this".
+  if (inputs.size() != o.inputs.size()) {
+    std::string s = str_cat("number of inputs ", o.inputs.size(), " -> ", inputs.size());
+    if (extra.size() != o.extra.size() || extra_names != o.extra_names)
+      s += " (parameters or buffers were added or removed)";
+    return s;
   }
-  if (alias_groups != o.alias_groups) return "which inputs share storage";
-  if (grad_enabled != o.grad_enabled) return "grad mode";
-  if (training != o.training) return "training flag";
-  if (extra != o.extra) return "module parameters, buffers or hooks";
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto &a = o.inputs[i], &b = inputs[i];
+    const std::string who = input_label(*this, i);
+    if (a.sizes != b.sizes) return str_cat(who, " sizes ", IntArrayRef(a.sizes), " -> ", IntArrayRef(b.sizes));
+    if (a.dtype != b.dtype) return str_cat(who, " dtype ", dtype_name(a.dtype), " -> ", dtype_name(b.dtype));
+    if (a.strides != b.strides) return str_cat(who, " strides ", IntArrayRef(a.strides), " -> ", IntArrayRef(b.strides));
+    if (a.requires_grad != b.requires_grad)
+      return str_cat(who, " requires_grad ", onoff(a.requires_grad), " -> ", onoff(b.requires_grad));
+  }
+  if (alias_groups != o.alias_groups) {
+    for (size_t i = 0; i < alias_groups.size(); ++i)
+      if (alias_groups[i] != o.alias_groups[i])
+        return str_cat("which inputs share storage (", input_label(*this, i), " now ",
+                       alias_groups[i] == static_cast<int>(i) || alias_groups[i] > static_cast<int>(i)
+                           ? "has its own storage"
+                           : "shares storage with " + input_label(*this, static_cast<size_t>(alias_groups[i])),
+                       ")");
+    return "which inputs share storage";
+  }
+  if (distinct_views != o.distinct_views) return "inputs that are different views of one storage";
+  if (grad_enabled != o.grad_enabled) return str_cat("grad mode ", onoff(o.grad_enabled), " -> ", onoff(grad_enabled));
+  if (training != o.training) return str_cat("training flag ", onoff(o.training), " -> ", onoff(training));
+  if (extra.size() != o.extra.size()) return "caller state (parameters, buffers or submodules added or removed)";
+  for (size_t i = 0; i < extra.size(); ++i)
+    if (extra[i] != o.extra[i]) return extra_label(*this, i);
   return "nothing";
+}
+
+std::vector<std::string> Signature::describe() const {
+  std::vector<std::string> g;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& in = inputs[i];
+    g.push_back(str_cat(input_label(*this, i), ": ", dtype_name(in.dtype), IntArrayRef(in.sizes), " strides ",
+                        IntArrayRef(in.strides), in.requires_grad ? " requires_grad" : ""));
+  }
+  std::string alias;
+  for (size_t i = 0; i < alias_groups.size(); ++i)
+    if (alias_groups[i] != static_cast<int>(i))
+      alias += str_cat(alias.empty() ? "" : ", ", input_label(*this, i), " shares storage with ",
+                       input_label(*this, static_cast<size_t>(alias_groups[i])));
+  g.push_back("storage sharing between inputs: " + (alias.empty() ? std::string("none") : alias) +
+              (distinct_views ? " (different views: runs eagerly)" : ""));
+  g.push_back(str_cat("grad mode ", grad_enabled ? "on" : "off"));
+  g.push_back(str_cat("training flag ", onoff(training)));
+  for (size_t i = 0; i < extra.size(); ++i) g.push_back(str_cat(extra_label(*this, i), " = ", extra[i]));
+  return g;
 }
 
 CompiledFunction::CompiledFunction(TensorFn fn, CompileOptions opts) : fn_(std::move(fn)), opts_(std::move(opts)) {}
 
-Signature CompiledFunction::signature_of(const std::vector<Tensor>& inputs, bool training, uint64_t extra) const {
-  Signature s;
+void signature_of(const std::vector<Tensor>& inputs, const CallState& state, Signature& s) {
   s.grad_enabled = is_grad_enabled();
-  s.training = training;
-  s.extra = extra;
-  std::vector<const StorageImpl*> storages;
-  for (const Tensor& t : inputs) {
-    TANDEM_CHECK(t.defined(), ValueError, "compiled function", "got an undefined input tensor");
-    s.inputs.push_back({t.dtype(), t.sizes().vec(), t.strides().vec(), t.requires_grad()});
+  s.training = state.training;
+  if (state.extra) s.extra = *state.extra;
+  else s.extra.clear();
+  s.inputs.resize(inputs.size());
+  s.alias_groups.resize(inputs.size());
+  s.input_names.clear();
+  s.extra_names.clear();
+  s.distinct_views = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    TANDEM_CHECK(t.defined(), ValueError, "compiled function", "got an undefined input tensor (input ", i, ")");
+    auto& in = s.inputs[i];
+    in.dtype = t.dtype();
+    in.sizes.assign(t.sizes().begin(), t.sizes().end());
+    in.strides.assign(t.strides().begin(), t.strides().end());
+    in.requires_grad = t.requires_grad();
+    // Group = index of the first input with the same storage.
     const StorageImpl* st = t.storage().get();
-    auto it = std::find(storages.begin(), storages.end(), st);
-    s.alias_groups.push_back(static_cast<int>(it - storages.begin()));
-    if (it == storages.end()) storages.push_back(st);
+    int group = static_cast<int>(i);
+    for (size_t j = 0; j < i; ++j)
+      if (inputs[j].storage().get() == st) {
+        group = s.alias_groups[j];
+        s.distinct_views = s.distinct_views || inputs[j].impl() != t.impl();
+        break;
+      }
+    s.alias_groups[i] = group;
   }
-  return s;
 }
 
 void CompiledFunction::warn_once(const std::string& key, const std::string& msg) {
@@ -71,9 +138,33 @@ std::unique_ptr<runtime::Executor> build_program(Capture& c, const CompileOption
   return exec;
 }
 
-std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) { return call(inputs, false, 0); }
+std::vector<Tensor> CompiledFunction::operator()(const std::vector<Tensor>& inputs) { return call(inputs, CallState{}); }
 
 std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, bool training, uint64_t extra) {
+  std::vector<uint64_t> e{extra};
+  CallState st;
+  st.training = training;
+  st.extra = &e;
+  return call(inputs, st);
+}
+
+namespace {
+// Whether a lifted tensor shares storage with one of the inputs (the graph would treat
+// them as independent).
+bool lifted_aliases_input(const std::vector<Tensor>& lifted, const std::vector<Tensor>& inputs) {
+  for (const Tensor& l : lifted)
+    for (const Tensor& t : inputs)
+      if (l.storage().get() == t.storage().get()) return true;
+  return false;
+}
+}  // namespace
+
+std::vector<Tensor> CompiledFunction::run_eager(const std::vector<Tensor>& inputs) {
+  ++eager_calls_;
+  return fn_(inputs);
+}
+
+std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const CallState& state) {
   // Until graph autodiff exists, a call that needs gradients runs eagerly (always correct).
   if (is_grad_enabled()) {
     bool needs = false;
@@ -81,23 +172,20 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, bo
     for (const auto& e : cache_)
       for (const Tensor& t : e.lifted) needs = needs || t.requires_grad();
     if (needs) {
-      warn_once("autograd", "compiled function called with inputs that require grad: running eagerly "
-                            "(compiled training comes with graph autodiff)");
-      ++eager_calls_;
-      return fn_(inputs);
+      warn_once("autograd", "compiled function called with inputs that require grad while grad mode is on: running "
+                            "eagerly (compiled training comes with graph autodiff; wrap inference in NoGradGuard)");
+      return run_eager(inputs);
     }
   }
-  if (given_up_) {
-    ++eager_calls_;
-    return fn_(inputs);
-  }
-  Signature sig = signature_of(inputs, training, extra);
-  for (auto& e : cache_) {
+  if (given_up_) return run_eager(inputs);
+  Signature& sig = sig_;
+  signature_of(inputs, state, sig);
+  for (size_t idx = 0; idx < cache_.size(); ++idx) {
+    Entry& e = cache_[idx];
     if (!(e.sig == sig)) continue;
-    last_sig_ = sig;
     if (!e.exec) {
-      ++eager_calls_;
-      return fn_(inputs);
+      last_entry_ = static_cast<int>(idx);
+      return run_eager(inputs);
     }
     // Lifted tensors must still look as they did at capture (bound by reference).
     bool lifted_ok = true;
@@ -107,26 +195,44 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, bo
       lifted_ok = lifted_ok && e.lifted[k].sizes().equals(m.sizes) && e.lifted[k].dtype() == m.dtype &&
                   e.lifted[k].strides().equals(m.strides) && !(is_grad_enabled() && e.lifted[k].requires_grad());
     }
-    if (!lifted_ok) continue;
-    std::vector<Tensor> all = inputs;
-    all.insert(all.end(), e.lifted.begin(), e.lifted.end());
+    if (!lifted_ok || lifted_aliases_input(e.lifted, inputs)) continue;
+    last_entry_ = static_cast<int>(idx);
     ++compiled_calls_;
     last_ = e.exec.get();
+    if (e.lifted.empty()) return e.exec->run(inputs);
+    std::vector<Tensor> all = inputs;
+    all.insert(all.end(), e.lifted.begin(), e.lifted.end());
     return e.exec->run(all);
   }
+  // A miss: name the inputs and state for messages, then compare with the previous call.
+  if (state.input_names) sig.input_names = *state.input_names;
+  if (state.extra_names) sig.extra_names = *state.extra_names;
+  const Signature* prev = last_entry_ >= 0 ? &cache_[static_cast<size_t>(last_entry_)].sig
+                                           : (last_sig_ ? &*last_sig_ : nullptr);
+  std::string what = prev ? sig.diff(*prev) : std::string("the inputs");
   if (static_cast<int>(cache_.size()) >= opts_.recompile_limit) {
     given_up_ = true;
-    std::string what = last_sig_ ? last_sig_->diff(sig) : std::string("the inputs");
     warn_once("limit", str_cat("compiled function hit the recompile limit (", opts_.recompile_limit,
                                "); running eagerly from now on. What kept changing: ", what));
-    ++eager_calls_;
-    return fn_(inputs);
+    return run_eager(inputs);
   }
-  ++captures_;
-  Capture c = capture(fn_, inputs);
-  last_sig_ = sig;
+  if (prev) recompile_reasons_.push_back(what);
   Entry e;
   e.sig = sig;
+  last_sig_ = sig;
+  last_entry_ = static_cast<int>(cache_.size());
+  if (sig.distinct_views) {
+    e.break_reason = "two inputs are different views of one storage";
+    warn_once("views", e.break_reason + ": such calls run eagerly (pass the same tensor, or copies)");
+    cache_.push_back(std::move(e));
+    return run_eager(inputs);
+  }
+  ++captures_;
+  Capture c = capture(fn_, inputs, sig.input_names);
+  if (c.ok && lifted_aliases_input(c.lifted, inputs)) {
+    c.ok = false;
+    c.break_reason = "a tensor the function reads (not an input) shares storage with an input";
+  }
   if (!c.ok) {
     if (opts_.strict) throw GraphBreak(c.break_reason);
     warn_once("break:" + c.break_reason, "graph break: " + c.break_reason + "; this signature runs eagerly");
@@ -141,6 +247,11 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, bo
   cache_.push_back(std::move(e));
   ++eager_calls_;  // the capturing call itself ran eagerly
   return outputs;
+}
+
+const std::vector<Tensor>& CompiledFunction::last_lifted() const {
+  static const std::vector<Tensor> none;
+  return last_entry_ >= 0 ? cache_[static_cast<size_t>(last_entry_)].lifted : none;
 }
 
 std::shared_ptr<CompiledFunction> compile(TensorFn fn, CompileOptions opts) {
@@ -162,18 +273,20 @@ std::string Explanation::to_string() const {
   return os.str();
 }
 
-Explanation explain(const TensorFn& fn, const std::vector<Tensor>& inputs, const CompileOptions& opts) {
+Explanation explain(const TensorFn& fn, const std::vector<Tensor>& inputs, const CompileOptions& opts,
+                    const CallState& state) {
   Explanation ex;
-  Capture c = capture(fn, inputs);
+  Signature sig;
+  signature_of(inputs, state, sig);
+  if (state.input_names) sig.input_names = *state.input_names;
+  if (state.extra_names) sig.extra_names = *state.extra_names;
+  Capture c = capture(fn, inputs, sig.input_names);
   ex.captured_ops = c.captured_ops;
   ex.break_reason = c.break_reason;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    ex.guards.push_back(str_cat("input ", i, ": ", dtype_name(inputs[i].dtype()), inputs[i].sizes(), " strides ",
-                                inputs[i].strides(), inputs[i].requires_grad() ? " requires_grad" : ""));
-  ex.guards.push_back(str_cat("grad mode ", is_grad_enabled() ? "on" : "off"));
-  ex.guards.push_back("storage sharing between inputs");
+  ex.guards = sig.describe();
   for (size_t k = 0; k < c.lifted.size(); ++k)
-    ex.guards.push_back(str_cat("lifted tensor ", k, " (bound by reference): ", dtype_name(c.lifted[k].dtype()),
+    ex.guards.push_back(str_cat("lifted tensor ", k, " (read by fn but not passed in; bound by reference, so ",
+                                "in-place updates are seen but replacing it is not): ", dtype_name(c.lifted[k].dtype()),
                                 c.lifted[k].sizes()));
   if (c.ok) {
     auto exec = build_program(c, opts);

@@ -37,13 +37,39 @@ struct Signature {
   };
   std::vector<InputSig> inputs;
   std::vector<int> alias_groups;  ///< inputs sharing storage get the same group number
+  /// Two inputs share a storage but are different tensors (views of one buffer): such a
+  /// call runs eagerly (the graph would not know that writes through one are seen
+  /// through the other). The same tensor passed twice is fine.
+  bool distinct_views = false;
   bool grad_enabled = true;
   bool training = false;           ///< module training flag (set by callers that have one)
-  uint64_t extra = 0;              ///< caller-provided state hash (module parameters, hooks)
+  /// Caller state (compiled modules: hooks version, submodule training flags, parameter
+  /// and buffer identities); compared element by element.
+  std::vector<uint64_t> extra;
+  /// For messages only (not compared): names of the inputs ("x", "fc1.weight") and of
+  /// the extra entries ("forward hooks", "parameter 'fc1.weight'"). Empty: "input 3".
+  std::vector<std::string> input_names;
+  std::vector<std::string> extra_names;
   bool operator==(const Signature& o) const;
-  /// Describes the first difference ("input 0 sizes [2, 3] -> [4, 3]").
+  /// Describes the first difference from `o` to this signature, naming the input or the
+  /// state that changed: "input 'x' sizes [2, 3] -> [4, 3]", "training flag true -> false".
   std::string diff(const Signature& o) const;
+  /// Human-readable guard list (one line per guard), as explain() prints it.
+  std::vector<std::string> describe() const;
 };
+
+/// What a caller with state (a compiled module) adds to a call: the training flag, extra
+/// guard values, and names for messages. Pointers may be null; they must outlive the call.
+struct CallState {
+  bool training = false;
+  const std::vector<uint64_t>* extra = nullptr;            ///< compared (Signature::extra)
+  const std::vector<std::string>* extra_names = nullptr;   ///< messages only
+  const std::vector<std::string>* input_names = nullptr;   ///< messages and graph input names
+};
+
+/// Fills `s` with the signature of a call (reusing its buffers); names are left empty.
+/// ValueError for an undefined input.
+void signature_of(const std::vector<Tensor>& inputs, const CallState& state, Signature& s);
 
 /// Result of explain(): what capture saw and what the program would do.
 struct Explanation {
@@ -67,10 +93,14 @@ class CompiledFunction {
 
   /// Calls the function on `inputs`.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
-  /// Same, with a caller-supplied part of the signature (used by compiled modules:
-  /// training flag, parameter identities, hooks) and extra tensors bound after inputs.
+  /// Same, with a caller-supplied part of the signature (used by compiled modules, which
+  /// pass their parameters and buffers as inputs after the user's and guard on the
+  /// training flag, hooks and parameter identities through `state`).
+  std::vector<Tensor> call(const std::vector<Tensor>& inputs, const CallState& state);
+  /// Shorthand: a training flag and one opaque state hash.
   std::vector<Tensor> call(const std::vector<Tensor>& inputs, bool training, uint64_t extra);
 
+  const CompileOptions& options() const { return opts_; }
   /// Compiled programs in the cache, eager fallbacks taken, captures run.
   int num_programs() const { return static_cast<int>(cache_.size()); }
   int64_t eager_calls() const { return eager_calls_; }
@@ -78,6 +108,16 @@ class CompiledFunction {
   int captures() const { return captures_; }
   /// Warnings issued so far (one-time notices: recompile limit, graph break, autograd).
   const std::vector<std::string>& warnings() const { return warnings_; }
+  /// Why each capture after the first happened: what differed from the signature of the
+  /// call before it ("input 0 sizes [2] -> [4]", "training flag true -> false").
+  const std::vector<std::string>& recompile_reasons() const { return recompile_reasons_; }
+  /// True once the recompile limit was hit (every later call runs eagerly).
+  bool gave_up() const { return given_up_; }
+  /// Tensors the program used by the last call reads without receiving them (lifted:
+  /// bound by reference at capture); empty when there is none.
+  const std::vector<Tensor>& last_lifted() const;
+  /// Adds a one-time notice (once per key) to warnings() and prints it to stderr.
+  void notice_once(const std::string& key, const std::string& msg) { warn_once(key, msg); }
   /// The executor used by the last compiled call (nullptr if none).
   runtime::Executor* last_executor() const { return last_; }
 
@@ -88,14 +128,17 @@ class CompiledFunction {
     std::vector<Tensor> lifted;
     std::string break_reason;
   };
-  Signature signature_of(const std::vector<Tensor>& inputs, bool training, uint64_t extra) const;
   void warn_once(const std::string& key, const std::string& msg);
+  std::vector<Tensor> run_eager(const std::vector<Tensor>& inputs);
 
   TensorFn fn_;
   CompileOptions opts_;
   std::vector<Entry> cache_;
-  std::optional<Signature> last_sig_;
+  Signature sig_;                 // scratch: the current call's signature (reused buffers)
+  std::optional<Signature> last_sig_;  // signature of the previous call (for messages)
+  int last_entry_ = -1;           // cache entry the previous call used (-1: none / last_sig_)
   bool given_up_ = false;
+  std::vector<std::string> recompile_reasons_;
   int captures_ = 0;
   int64_t eager_calls_ = 0;
   int64_t compiled_calls_ = 0;
@@ -107,7 +150,8 @@ class CompiledFunction {
 /// Compiles `fn` (see CompiledFunction).
 std::shared_ptr<CompiledFunction> compile(TensorFn fn, CompileOptions opts = {});
 /// Captures fn(inputs) and reports ops, breaks, guards and planned memory (no caching).
-Explanation explain(const TensorFn& fn, const std::vector<Tensor>& inputs, const CompileOptions& opts = {});
+Explanation explain(const TensorFn& fn, const std::vector<Tensor>& inputs, const CompileOptions& opts = {},
+                    const CallState& state = {});
 
 /// Builds the optimised program for a successful capture (shared by compile and explain).
 std::unique_ptr<runtime::Executor> build_program(Capture& c, const CompileOptions& opts);

@@ -78,6 +78,12 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, ModulePtr>> named_children() const;
   /// This module and all descendants, depth first (this first).
   std::vector<Module*> modules();
+  /// This module's own registered parameters, buffers and children (not recursive; slots
+  /// holding undefined tensors included), without copying: for walks that run on every
+  /// call (compiled modules gather their inputs and guards this way).
+  const NamedTensors& local_parameters() const { return params_; }
+  const NamedTensors& local_buffers() const { return buffers_; }
+  const std::vector<std::pair<std::string, ModulePtr>>& local_children() const { return children_; }
 
   /// Sets training mode here and in all descendants (Dropout, BatchNorm behave differently).
   virtual void train(bool on = true);

@@ -136,11 +136,8 @@ void batch_norm_kernel(KernelContext& c) {
   kernels::batch_norm_kernel(c.outputs[0], c.outputs[1], c.outputs[2], kernels::contiguous_as(c.inputs[0], dt),
                              contig_or_undef(c.inputs[1], dt), contig_or_undef(c.inputs[2], dt), c.inputs[3],
                              c.inputs[4], training, c.attrs.f(1), c.attrs.f(2));
-  // The running buffers were written in place: bump their version counters as an
-  // in-place op would.
-  if (training && !is_inference_mode())
-    for (size_t i = 3; i < 5; ++i)
-      if (c.inputs[i].defined()) c.inputs[i].bump_version();
+  // The running buffers were written in place (OpDef::mutates_inputs): the dispatcher
+  // and the executor bump their version counters.
 }
 
 std::vector<Tensor> batch_norm_rule(BackwardContext& c) {
@@ -440,10 +437,9 @@ TANDEM_REGISTER_OP(native_batch_norm) {
   d.meta = batch_norm_meta;
   d.cpu_kernel = batch_norm_kernel;
   d.backward = batch_norm_rule;
-  // Not random, but it has a side effect (the in-place running-stat update), and `random`
-  // is the flag the graph passes honour for "never drop, merge or fold this node". The IR
-  // has no notion yet of an op writing into inputs other than an in-place op's self.
-  d.random = true;
+  // In training the kernel updates running_mean/running_var (inputs 3, 4) in place.
+  d.mutates_inputs = 0b11000;
+  d.mutates_if_attr = 0;  // training
   return d;
 }
 

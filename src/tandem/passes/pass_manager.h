@@ -13,16 +13,17 @@ namespace tandem::passes {
 
 using PassFn = std::function<bool(ir::Graph&)>;
 
-/// Removes nodes whose results are never used. Never removes in-place writes (to inputs,
-/// buffers or anything else) or random ops (their draws advance the generator exactly as
-/// eager mode does).
+/// Removes nodes whose results are never used. Never removes nodes that write in place
+/// (in-place ops, and ops that mutate inputs per OpDef::mutates_inputs, such as batch norm
+/// updating running stats in training) or random ops (their draws advance the generator
+/// exactly as eager mode does).
 bool dead_code_elimination(ir::Graph& g);
 /// Merges nodes that apply the same op with the same attributes to the same values, when
-/// no in-place write to those values happens in between and neither result is written in
-/// place later. Never merges random ops.
+/// no write to those values (in-place op or OpDef::mutates_inputs) happens in between and
+/// neither result is written in place later. Never merges random ops or nodes that write.
 bool common_subexpression_elimination(ir::Graph& g);
-/// Evaluates nodes whose inputs are all constants (and that are not random, in-place or
-/// views) at compile time, replacing them with constants; factory ops (full, arange,
+/// Evaluates nodes whose inputs are all constants (and that are not random, views, or
+/// writing in place, including OpDef::mutates_inputs) at compile time, replacing them with constants; factory ops (full, arange,
 /// eye...) with no inputs fold too unless their result is written in place later.
 bool constant_folding(ir::Graph& g);
 /// Removes ops that do nothing: views/expands to the same geometry, aliases, casts to the
@@ -34,10 +35,18 @@ bool noop_removal(ir::Graph& g);
 /// mul(a, b) and mul(b, a) as the same.
 bool canonicalize(ir::Graph& g);
 
+/// Lets an op write its result into its first input when that input is an intermediate
+/// whose storage dies at this node (no later read through any alias, not kept as a graph
+/// output) and has the result's dtype, sizes and strides: the node becomes the op's
+/// in-place variant ("relu" -> "relu_"), the same kernel eager mode runs for relu_(), so
+/// results are bitwise the same while the memory plan needs one buffer fewer. Run last.
+bool inplace_reuse(ir::Graph& g);
+
 /// Named, individually switchable passes run in order.
 class PassManager {
  public:
-  /// The default pipeline: canonicalize, constant_folding, noop_removal, cse, dce.
+  /// The default pipeline: canonicalize, constant_folding, noop_removal, cse, dce,
+  /// inplace_reuse.
   PassManager();
   PassManager(const PassManager&) = delete;
   PassManager& operator=(const PassManager&) = delete;

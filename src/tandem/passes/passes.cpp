@@ -10,14 +10,17 @@ namespace tandem::passes {
 
 namespace {
 
-// Storage roots written by in-place nodes.
+// Storage roots written by in-place nodes and by ops that mutate inputs.
 std::vector<bool> mutated_roots(const ir::Graph& g) {
   std::vector<bool> m(g.values().size(), false);
   for (const auto& n : g.nodes())
-    if (!n.dead && n.op->is_inplace && !n.inputs.empty() && n.inputs[0] >= 0)
-      m[static_cast<size_t>(g.storage_root(n.inputs[0]))] = true;
+    if (!n.dead)
+      for (int w : ir::written_values(n)) m[static_cast<size_t>(g.storage_root(w))] = true;
   return m;
 }
+
+// Whether the node writes any value in place (its own self or other inputs).
+bool has_writes(const ir::Node& n) { return n.op->is_inplace || mutated_inputs(*n.op, n.attrs) != 0; }
 
 bool is_mutated(const ir::Graph& g, const std::vector<bool>& m, int v) { return m[static_cast<size_t>(g.storage_root(v))]; }
 
@@ -46,7 +49,7 @@ bool dead_code_elimination(ir::Graph& g) {
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     ir::Node& n = *it;
     if (n.dead) continue;
-    bool keep = n.op->is_inplace || n.op->random;
+    bool keep = has_writes(n) || n.op->random;
     for (int o : n.outputs) keep = keep || live[static_cast<size_t>(o)];
     if (!keep) {
       n.dead = true;
@@ -68,7 +71,7 @@ bool common_subexpression_elimination(ir::Graph& g) {
   bool changed = false;
   for (auto& n : g.mutable_nodes()) {
     if (n.dead) continue;
-    bool candidate = !n.op->random && !n.op->is_inplace && !n.outputs.empty();
+    bool candidate = !n.op->random && !has_writes(n) && !n.outputs.empty();
     for (int o : n.outputs) candidate = candidate && !is_mutated(g, mutated, o);
     if (candidate) {
       std::vector<int64_t> key{n.op->id};
@@ -87,7 +90,7 @@ bool common_subexpression_elimination(ir::Graph& g) {
       }
       seen.emplace(std::move(key), n.id);
     }
-    if (n.op->is_inplace && n.inputs[0] >= 0) ++epoch[static_cast<size_t>(g.storage_root(n.inputs[0]))];
+    for (int w : ir::written_values(n)) ++epoch[static_cast<size_t>(g.storage_root(w))];
   }
   if (changed) g.compact();
   return changed;
@@ -98,7 +101,7 @@ bool constant_folding(ir::Graph& g) {
   bool changed = false;
   NoGradGuard ng;
   for (auto& n : g.mutable_nodes()) {
-    if (n.dead || n.op->random || n.op->is_inplace || n.op->view || n.op->dynamic_shape) continue;
+    if (n.dead || n.op->random || has_writes(n) || n.op->view || n.op->dynamic_shape) continue;
     bool all_const = true;
     for (int i : n.inputs) all_const = all_const && (i < 0 || g.value(i).kind == ir::ValueKind::Constant);
     if (!all_const) continue;
@@ -138,7 +141,7 @@ bool noop_removal(ir::Graph& g) {
         auto start = AttrReader("slice", n.attrs).opt_i(1).value_or(0);
         remove = !is_output && same_meta && vi.meta.strides == vo.meta.strides && start == 0;
       }
-    } else if (!n.op->is_inplace && same_meta && vi.meta.strides == vo.meta.strides && !is_output &&
+    } else if (!has_writes(n) && same_meta && vi.meta.strides == vo.meta.strides && !is_output &&
                !is_mutated(g, mutated, in) && !is_mutated(g, mutated, out)) {
       if (n.op->name == "_to_copy" || n.op->name == "clone") {
         remove = true;
@@ -175,6 +178,47 @@ bool canonicalize(ir::Graph& g) {
   return changed;
 }
 
+bool inplace_reuse(ir::Graph& g) {
+  const auto& values = g.values();
+  // Last node touching each storage root (reads and writes through any alias), and roots
+  // graph outputs alias (the caller keeps them).
+  std::vector<int> last_use(values.size(), -1);
+  std::vector<bool> kept(values.size(), false);
+  for (const auto& n : g.nodes()) {
+    for (int i : n.inputs)
+      if (i >= 0) last_use[static_cast<size_t>(g.storage_root(i))] = n.id;
+    for (int o : n.outputs) last_use[static_cast<size_t>(g.storage_root(o))] = n.id;
+  }
+  for (int o : g.outputs()) kept[static_cast<size_t>(g.storage_root(o))] = true;
+  bool changed = false;
+  for (auto& n : g.mutable_nodes()) {
+    const OpDef* ip = n.op->inplace;
+    if (n.dead || ip == nullptr || n.op->view || n.op->random || n.outputs.size() != 1 || n.inputs.empty() ||
+        n.inputs[0] < 0 || has_writes(n))
+      continue;
+    const int v = n.inputs[0];
+    const int r = g.storage_root(v);
+    const ir::Value& vin = g.value(v);
+    const ir::Value& vout = g.value(n.outputs[0]);
+    if (g.value(r).kind != ir::ValueKind::Node || kept[static_cast<size_t>(r)] || last_use[static_cast<size_t>(r)] != n.id)
+      continue;
+    if (vin.meta.dtype != vout.meta.dtype || vin.meta.sizes != vout.meta.sizes || vin.meta.strides != vout.meta.strides)
+      continue;
+    bool other_alias = false;  // another view of the same storage would be read while written
+    for (size_t k = 1; k < n.inputs.size(); ++k)
+      other_alias = other_alias || (n.inputs[k] >= 0 && n.inputs[k] != v && g.storage_root(n.inputs[k]) == r);
+    if (other_alias) continue;
+    n.op = ip;
+    const int o = n.outputs[0];
+    g.mutable_value(o).alias_of = v;
+    // The result now lives in r: r lives as long as the result, and is kept if it is.
+    last_use[static_cast<size_t>(r)] = std::max(last_use[static_cast<size_t>(r)], last_use[static_cast<size_t>(o)]);
+    kept[static_cast<size_t>(r)] = kept[static_cast<size_t>(r)] || kept[static_cast<size_t>(o)];
+    changed = true;
+  }
+  return changed;
+}
+
 PassManager::PassManager() {
 #ifdef NDEBUG
   verify_ = false;
@@ -186,6 +230,7 @@ PassManager::PassManager() {
   add("noop_removal", noop_removal);
   add("cse", common_subexpression_elimination);
   add("dce", dead_code_elimination);
+  add("inplace_reuse", inplace_reuse);
 }
 
 void PassManager::add(std::string name, PassFn fn) { passes_.push_back({std::move(name), std::move(fn), true}); }

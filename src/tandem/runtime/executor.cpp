@@ -42,7 +42,10 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
   std::vector<BufferRequest> reqs;
   std::vector<int> req_value;
   for (const auto& v : values) {
-    if (v.kind != ir::ValueKind::Node || v.alias_of >= 0 || per_call_[static_cast<size_t>(v.id)]) continue;
+    // Values of nodes passes removed stay in the value table: plan only live ones.
+    if (v.kind != ir::ValueKind::Node || v.alias_of >= 0 || per_call_[static_cast<size_t>(v.id)] ||
+        first_def[static_cast<size_t>(v.id)] < 0)
+      continue;
     BufferRequest r;
     r.size = extent(v.meta) * element_size(v.meta.dtype);
     r.first = first_def[static_cast<size_t>(v.id)];
