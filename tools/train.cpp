@@ -289,13 +289,12 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
 
   // Evaluation forward: the module itself, or a compiled program of it.
   std::function<Tensor(const Tensor&)> eval_forward = [&](const Tensor& x) { return model->forward(x); };
-  // Parameters are bound by reference in the compiled program, so the optimizer's
-  // in-place updates are seen without recompiling; the last (smaller) test batch adds
-  // a second signature.
-  std::shared_ptr<jit::CompiledFunction> compiled;
+  // Parameters and buffers are inputs of the compiled program, so the optimizer's updates
+  // are seen without recompiling; the last (smaller) test batch adds a second signature.
+  std::shared_ptr<nn::CompiledModule> compiled;
   if (c.mode == "compiled") {
-    compiled = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{model->forward(in[0])}; });
-    eval_forward = [&](const Tensor& x) { return (*compiled)({x})[0]; };
+    compiled = compile(std::static_pointer_cast<nn::Module>(model));
+    eval_forward = [&](const Tensor& x) { return (*compiled)(x); };
   }
 
   TrainResult result;
@@ -357,13 +356,10 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
     auto [test_loss, test_acc] = evaluate(*model, test_loader, eval_forward);
     if (compiled && epoch == start_epoch) {
       // What the compiled evaluation runs on: its programs and their planned arena.
-      out << "compiled evaluation: " << compiled->num_programs() << " program(s), " << compiled->compiled_calls()
-          << " compiled / " << compiled->eager_calls() << " eager call(s)";
-      if (const runtime::Executor* ex = compiled->last_executor())
-        out << "; planned arena " << fmt(static_cast<double>(ex->plan().arena_bytes) / 1048576.0, 2)
-            << " MiB (lower bound " << fmt(static_cast<double>(ex->plan().lower_bound) / 1048576.0, 2) << " MiB)";
-      out << "\n";
-      for (const auto& w : compiled->warnings()) out << "  note: " << w << "\n";
+      const jit::CompiledFunction& f = compiled->function();
+      out << "compiled evaluation: " << f.num_programs() << " program(s), " << f.compiled_calls() << " compiled / "
+          << f.eager_calls() << " eager call(s); " << compiled->memory_summary() << "\n";
+      for (const auto& w : f.warnings()) out << "  note: " << w << "\n";
     }
     EpochMetrics m{epoch + 1, loss_sum / static_cast<double>(seen), test_loss, test_acc, c.lr, secs,
                    static_cast<double>(seen) / secs};

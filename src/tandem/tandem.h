@@ -20,6 +20,7 @@
 #include "tandem/ir/graph.h"
 #include "tandem/jit/compile.h"
 #include "tandem/nn/compiled.h"
+#include "tandem/nn/functional.h"
 #include "tandem/nn/init.h"
 #include "tandem/nn/layers.h"
 #include "tandem/nn/models.h"

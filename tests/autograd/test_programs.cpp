@@ -1,7 +1,7 @@
 // Gradients of small programs equal PyTorch's: views plus in-place ops, accumulation over
 // two backward calls, retain_graph, hooks changing gradients, detach, allow_unused,
 // second derivatives and a gradient penalty (double backward through an MLP).
-// Expected values: tests/oracle/gen_autograd_programs.py -> autograd_programs.json; the
+// Expected values: tests/oracle/gen_autograd_programs.py -> tests/data/autograd_programs.json; the
 // programs below are the same programs written with tandem.
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@ using Grads = std::map<std::string, Tensor>;
 
 const nlohmann::json& oracle() {
   static const nlohmann::json j = [] {
-    std::ifstream f(std::string(TANDEM_TEST_DATA_DIR) + "/oracle/autograd_programs.json");
+    std::ifstream f(std::string(TANDEM_TEST_DATA_DIR) + "/autograd_programs.json");
     return nlohmann::json::parse(f);
   }();
   return j;

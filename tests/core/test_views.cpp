@@ -326,4 +326,18 @@ TEST(ViewMethods, ViewsOfOtherDtypes) {
   }
 }
 
+// Regression: the elementwise iterator merged dims by comparing with the stride of an
+// input dim instead of the last kept one, so after dropping a size-1 dim whose stride
+// matched, copies of such permuted views skipped half the elements (found through a
+// grouped conv1d's weight gradient, tests/nn).
+TEST(ViewMethods, CopyOfPermutedViewWithSize1Dim) {
+  Tensor base = arange(8, kFloat32).reshape({2, 2, 2, 1});
+  Tensor p = base.permute({2, 1, 0, 3});  // sizes [2, 2, 2, 1], strides [1, 2, 4, 1]
+  std::vector<float> want{0, 4, 2, 6, 1, 5, 3, 7};
+  Tensor c = p.contiguous();
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(c.flatten()[i].item<float>(), want[static_cast<size_t>(i)]) << i;
+  Tensor sum = p + zeros({2, 2, 2, 1});
+  for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(sum.flatten()[i].item<float>(), want[static_cast<size_t>(i)]) << i;
+}
+
 }  // namespace

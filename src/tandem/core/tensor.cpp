@@ -18,6 +18,20 @@ void TensorImpl::set_geometry(DimVector sizes, DimVector strides, int64_t offset
   refresh();
 }
 
+void TensorImpl::set_data_from(const TensorImpl& src) {
+  storage_ = src.storage_;
+  dtype_ = src.dtype_;
+  set_geometry(src.sizes_, src.strides_, src.offset_);
+}
+
+void Tensor::set_data(const Tensor& new_data) const {
+  TANDEM_CHECK(defined() && new_data.defined(), ValueError, "set_data", "got an undefined tensor");
+  TANDEM_CHECK(!requires_grad() || new_data.is_floating_point(), TypeError, "set_data",
+               "got new data of dtype ", dtype_name(new_data.dtype()),
+               " for a tensor that requires grad, expected a floating dtype");
+  impl_->set_data_from(*new_data.impl());
+}
+
 void TensorImpl::refresh() {
   numel_ = multiply_integers(sizes_);
   is_contiguous_ = compute_is_contiguous(sizes_, strides_);

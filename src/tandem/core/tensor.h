@@ -85,6 +85,9 @@ class TensorImpl : public RefCounted {
   /// Replaces the geometry (used by in-place resize and set_): recomputes numel/contiguity.
   void set_geometry(DimVector sizes, DimVector strides, int64_t offset);
   void set_storage(Storage s) { storage_ = std::move(s); }
+  /// Takes src's storage, dtype and geometry; keeps this impl's identity, flags and
+  /// autograd meta (Tensor::set_data).
+  void set_data_from(const TensorImpl& src);
   void* data() const {
     return static_cast<char*>(storage_->data()) + offset_ * element_size(dtype_);
   }
@@ -145,6 +148,13 @@ class Tensor {
   /// True when both tensors use the same storage (views, detach()).
   bool is_alias_of(const Tensor& o) const { return impl_->storage().get() == o.impl_->storage().get(); }
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+  /// Makes this tensor (and every handle to it) use `new_data`'s storage, dtype and
+  /// geometry while keeping its identity, requires_grad, .grad and hooks, like PyTorch's
+  /// `param.data = new_data` (Variable::set_data); nn::Module::to converts parameters with
+  /// it so that layers and optimizers holding them see the change. The old storage is
+  /// released when nothing else uses it. TypeError when this tensor requires grad and
+  /// new_data is not floating; ValueError for an undefined tensor.
+  void set_data(const Tensor& new_data) const;
   int64_t use_count() const { return impl_.use_count(); }
   /// Version counter shared by all tensors on this storage (bumped by in-place ops).
   uint64_t _version() const { return impl_->storage()->version(); }

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "tandem/autograd/engine.h"
+#include "tandem/nn/functional.h"
 #include "tandem/nn/init.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/conv.h"
@@ -60,20 +61,7 @@ Bilinear::Bilinear(int64_t in1, int64_t in2, int64_t out, bool with_bias) : Modu
     init::uniform_(bias, -bound, bound);
   }
 }
-Tensor Bilinear::forward2(const Tensor& x1, const Tensor& x2) {
-  TANDEM_CHECK(x1.dim() >= 1 && x2.dim() >= 1 && x1.size(-1) == weight.size(1) && x2.size(-1) == weight.size(2), ShapeError,
-               "Bilinear", "got inputs of shapes ", x1.sizes(), " and ", x2.sizes(), ", expected last dims ", weight.size(1),
-               " and ", weight.size(2));
-  // y[b, o] = sum_ij x1[b, i] W[o, i, j] x2[b, j]
-  Tensor a = x1.reshape({-1, weight.size(1)});
-  Tensor c = x2.reshape({-1, weight.size(2)});
-  Tensor t = matmul(a.unsqueeze(0), weight);          // [out, B, in2]
-  Tensor y = sum(t * c.unsqueeze(0), {2}).t();         // [B, out]
-  if (bias.defined()) y = y + bias;
-  DimVector out_shape = x1.sizes().vec();
-  out_shape.back() = weight.size(0);
-  return y.reshape(out_shape);
-}
+Tensor Bilinear::forward2(const Tensor& x1, const Tensor& x2) { return functional::bilinear(x1, x2, weight, bias); }
 std::vector<Tensor> Bilinear::forward_list(const std::vector<Tensor>& in) {
   TANDEM_CHECK(in.size() == 2, ValueError, "Bilinear", "takes two inputs, got ", in.size());
   return {forward2(in[0], in[1])};
@@ -234,7 +222,17 @@ Tensor Sequential::forward(const Tensor& x) {
   return y;
 }
 
+namespace {
+ModulePtr child_at(const Module& m, size_t i) {
+  auto kids = m.children();
+  TANDEM_CHECK(i < kids.size(), IndexError, m.name(), "index ", i, " is out of range for ", kids.size(), " modules");
+  return kids[i];
+}
+}  // namespace
+ModulePtr Sequential::operator[](size_t i) const { return child_at(*this, i); }
+
 void ModuleList::push_back(ModulePtr m) { add_child(std::to_string(children().size()), std::move(m)); }
+ModulePtr ModuleList::operator[](size_t i) const { return child_at(*this, i); }
 void ModuleDict::insert(const std::string& key, ModulePtr m) { add_child(key, std::move(m)); }
 ModulePtr ModuleDict::operator[](const std::string& key) const {
   for (auto& [n, m] : named_children())

@@ -222,7 +222,8 @@ class Sequential : public Module {
   void push_back(ModulePtr m);
   Tensor forward(const Tensor& x) override;
   size_t size() const { return children().size(); }
-  ModulePtr operator[](size_t i) const { return children().at(i); }
+  /// The i-th module; IndexError when i >= size().
+  ModulePtr operator[](size_t i) const;
 };
 
 /// A list of modules registered as children "0", "1", ... (no forward).
@@ -231,7 +232,8 @@ class ModuleList : public Module {
   ModuleList() : Module("ModuleList") {}
   void push_back(ModulePtr m);
   size_t size() const { return children().size(); }
-  ModulePtr operator[](size_t i) const { return children().at(i); }
+  /// The i-th module; IndexError when i >= size().
+  ModulePtr operator[](size_t i) const;
 };
 
 /// Modules registered by name, in insertion order (no forward).

@@ -11,8 +11,19 @@ namespace {
 std::atomic<int64_t> g_hook_ids{1};
 }
 
+HookHandle::HookHandle(Module* m, int64_t id, bool pre) : module_(m), id_(id), pre_(pre) {
+  if (m) owner_ = m->weak_from_this();
+  tracked_ = !owner_.expired();
+}
+
 void HookHandle::remove() {
-  if (module_ && id_ >= 0) module_->remove_hook(id_, pre_);
+  if (module_ && id_ >= 0) {
+    if (!tracked_) {
+      module_->remove_hook(id_, pre_);
+    } else if (auto owner = owner_.lock()) {
+      owner->remove_hook(id_, pre_);
+    }
+  }
   id_ = -1;
 }
 
@@ -131,22 +142,30 @@ void Module::zero_grad(bool set_to_none) {
 }
 
 void Module::to(DType dtype) {
+  TANDEM_CHECK(is_floating_point(dtype), TypeError, "Module.to", "got ", dtype_name(dtype),
+               ", expected a floating dtype (only floating parameters and buffers are converted)");
   NoGradGuard ng;
-  for (auto& [n, p] : params_) {
-    if (!p.defined() || !p.is_floating_point()) continue;
-    bool rg = p.requires_grad();
-    p = p.detach().to(dtype);
-    if (rg) p.requires_grad_(true);
-  }
-  for (auto& [n, b] : buffers_)
-    if (b.defined() && b.is_floating_point()) b = b.to(dtype);
+  // In place (Tensor::set_data): the layers' members (Linear::weight, ...) and anything else
+  // holding these tensors, an optimizer included, see the converted values.
+  auto convert = [dtype](const Tensor& t) {
+    if (!t.defined() || !t.is_floating_point() || t.dtype() == dtype) return;
+    t.set_data(t.detach().to(dtype));
+    if (t.grad().defined() && t.grad().dtype() != dtype) t.grad().set_data(t.grad().to(dtype));
+  };
+  for (auto& [n, p] : params_) convert(p);
+  for (auto& [n, b] : buffers_) convert(b);
   for (auto& [n, c] : children_) c->to(dtype);
 }
 
 NamedTensors Module::state_dict() const {
+  // PyTorch's order: this module's parameters, then its buffers, then each child's entries.
   NamedTensors out;
-  for (auto& [n, t] : named_parameters()) out.emplace_back(n, t.detach());
-  for (auto& [n, t] : named_buffers()) out.emplace_back(n, t.detach());
+  for (const auto& [n, t] : params_)
+    if (t.defined()) out.emplace_back(n, t.detach());
+  for (const auto& [n, t] : buffers_)
+    if (t.defined()) out.emplace_back(n, t.detach());
+  for (const auto& [cn, c] : children_)
+    for (auto& [n, t] : c->state_dict()) out.emplace_back(cn + "." + n, std::move(t));
   return out;
 }
 

@@ -19,15 +19,20 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 class Module;
 using ModulePtr = std::shared_ptr<Module>;
 
-/// Handle of a forward hook; remove() is idempotent.
+/// Handle of a forward hook (torch.utils.hooks.RemovableHandle). remove() is idempotent,
+/// and a no-op once the module is destroyed when the module is owned by a shared_ptr (the
+/// handle watches it through a weak_ptr); a module not owned by a shared_ptr must outlive
+/// the handle's remove().
 class HookHandle {
  public:
   HookHandle() = default;
-  HookHandle(Module* m, int64_t id, bool pre) : module_(m), id_(id), pre_(pre) {}
+  HookHandle(Module* m, int64_t id, bool pre);
   void remove();
 
  private:
   Module* module_ = nullptr;
+  std::weak_ptr<Module> owner_;  ///< set when the module is owned by a shared_ptr
+  bool tracked_ = false;
   int64_t id_ = -1;
   bool pre_ = false;
 };
@@ -87,10 +92,14 @@ class Module : public std::enable_shared_from_this<Module> {
 
   /// Clears gradients of all parameters: undefined (set_to_none) or zero-filled.
   void zero_grad(bool set_to_none = true);
-  /// Converts parameters and buffers to `dtype` in place (floating ones only, as PyTorch).
+  /// Converts the floating parameters (and their gradients) and buffers of the whole tree to
+  /// the floating `dtype`; integer buffers (num_batches_tracked) keep theirs, as in PyTorch.
+  /// In place: each tensor keeps its identity (Tensor::set_data), so layer members and
+  /// optimizers holding the parameters see the new dtype. TypeError for a non-floating dtype.
   void to(DType dtype);
 
-  /// Parameters and buffers by dotted name (PyTorch's state_dict keys), detached.
+  /// Parameters and buffers by dotted name (PyTorch's state_dict keys), detached (sharing
+  /// storage), in PyTorch's order: a module's parameters, its buffers, then its children's.
   NamedTensors state_dict() const;
   /// Copies values from `state` into parameters and buffers. strict: raise ValueError
   /// listing missing and unexpected keys; always raise ShapeError/TypeError naming the key

@@ -367,8 +367,14 @@ std::vector<Tensor> conv_transpose2d_backward(BackwardContext& c) {
     // The adjoint conv2d(go, w) maps [N, OC, OH, OW] to x's shape; its weight gradient
     // given "output gradient" x is the weight gradient of the transposed convolution.
     const Tensor x = unbatched ? unsqueeze(c.inputs[0], 0) : c.inputs[0];
-    r[1] = conv_weight_grad(go, x, g.KH, g.KW, {g.stride_h, g.stride_w}, {g.pad_t, g.pad_l, g.pad_t, g.pad_l},
-                            {g.dil_h, g.dil_w}, g.groups);
+    if (g.pad_b >= 0 && g.pad_r >= 0) {
+      // That adjoint has padding (padding, padding - output_padding) and maps go exactly
+      // onto x's size: one convolution_backward (oneDNN's backward-weights for float32).
+      r[1] = dispatch(op_convolution_backward(), {x, go, w}, backward_attrs(g, false, true, false))[1];
+    } else {
+      r[1] = conv_weight_grad(go, x, g.KH, g.KW, {g.stride_h, g.stride_w}, {g.pad_t, g.pad_l, g.pad_t, g.pad_l},
+                              {g.dil_h, g.dil_w}, g.groups);
+    }
   }
   if (c.needs_input_grad.size() > 2 && c.needs_input_grad[2]) r[2] = sum(go, {0, 2, 3});
   return r;

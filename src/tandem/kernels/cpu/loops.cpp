@@ -34,14 +34,14 @@ ElementwiseIter ElementwiseIter::make(ArrayRef<Tensor> operands, IntArrayRef sha
       }
     }
   }
-  // Drop size-1 dims and merge dims contiguous for every operand.
+  // Drop size-1 dims and merge dims contiguous for every operand. A dim merges into the
+  // last kept output dim (it.strides[k][out - 1]; st[k][out - 1] would be an input dim,
+  // which differs once a size-1 dim was dropped or dims were merged).
   int out = 0;
   for (int d = 0; d < nd; ++d) {
     if (shp[d] == 1) continue;
     if (out > 0) {
       bool mergeable = true;
-      // Compare with the previous *kept* dim (it.strides), not st[k][out - 1]: once a
-      // size-1 dim was dropped the two differ.
       for (int k = 0; k < it.nops; ++k)
         if (st[k][d] != it.strides[k][out - 1] * it.shape[out - 1]) { mergeable = false; break; }
       if (mergeable) {
