@@ -9,6 +9,10 @@
   report.py train --out RESULTS.md --command CMD --commands FILE --load L LABEL=RUN.tsv ...
       Rewrites the training section (bench_train / bench_peer_torch_train lines
       `train/<case><TAB>samples/s` and `train_rss/<case><TAB>MiB`).
+  report.py compile --out RESULTS.md --command CMD --commands FILE TANDEM.json TORCH.json
+      Rewrites the compiled-mode section (bench_compile / bench_peer_torch_compile JSON:
+      CNN inference, tandem eager/compiled vs torch eager/TorchScript), after checking that
+      every program computed the same logits.
   Each section sits between <!-- begin:NAME --> and <!-- end:NAME --> markers; rewriting
   one keeps the other as it was, and the hand-kept "## History" section of the old file
   stays unchanged. Labels: tandem, torch_tuned, torch_default.
@@ -196,11 +200,98 @@ def train_section(args):
     return out
 
 
+def json_cases(path):
+    """Google Benchmark JSON -> ({case: {"ns": median wall ns, "counters": {...}} or
+    {"error": why}}, context)."""
+    with open(path) as f:
+        data = json.load(f)
+    meta = {"name", "run_name", "run_type", "repetitions", "repetition_index", "threads", "iterations",
+            "real_time", "cpu_time", "time_unit", "aggregate_name", "aggregate_unit", "family_index",
+            "per_family_instance_index", "items_per_second", "bytes_per_second", "error_occurred", "error_message"}
+    have_median = any(r.get("aggregate_name") == "median" for r in data["benchmarks"])
+    cases = {}
+    for r in data["benchmarks"]:
+        name = r.get("run_name", r["name"]).removesuffix("/real_time")
+        if r.get("error_occurred"):
+            cases[name] = {"error": "error: " + r.get("error_message", "?")}
+        elif (r.get("aggregate_name") == "median") if have_median else (r.get("run_type") == "iteration"):
+            cases[name] = {"ns": r["real_time"] * TO_NS[r.get("time_unit", "ns")],
+                           "counters": {k: v for k, v in r.items() if k not in meta and isinstance(v, (int, float))}}
+    return cases, data.get("context", {})
+
+
+def mib(v):
+    return "-" if v is None else f"{v / 2**20:.1f} MiB"
+
+
+COMPILE_IMPLS = [("tandem_eager", "tandem eager"), ("tandem_compiled", "tandem compiled"),
+                 ("torch_eager", "torch eager"), ("torch_script", "TorchScript frozen"),
+                 ("torch_script_opt", "TorchScript frozen + optimize_for_inference")]
+
+
+def compile_section(args):
+    tandem, tctx = json_cases(args.tandem)
+    torch, pctx = json_cases(args.torch)
+    runs = {**tandem, **torch}
+    batches = sorted({int(n.split("/")[1][1:]) for n in runs if n.startswith("cnn/b")})
+    # Every program must have computed the same logits before any time means anything.
+    sums = {k: v["counters"]["checksum"] for k, v in runs.items() if "checksum" in v.get("counters", {})}
+    ref = next(iter(sums.values()), None)
+    agree = ref is not None and all(abs(v - ref) <= 1e-4 * max(1.0, abs(ref)) for v in sums.values())
+    with open(args.commands) as f:
+        commands = f.read().strip().splitlines()
+    loads = ", ".join(f"{label} {ctx['load_avg'][0]:.2f}" for label, ctx in (("tandem", tctx), ("torch", pctx))
+                      if ctx.get("load_avg"))
+    out = ["## Latest run: compiled mode (CNN inference)", "",
+           "`tandem::compile(model)` (captured, optimised, memory-planned program) against tandem eager,",
+           "libtorch eager and TorchScript of the same model: nn::models::fashion_cnn in eval mode,",
+           "float32, no gradients (tandem: NoGradGuard; torch: InferenceMode), the same weights and",
+           "inputs in every program (bench/cnn_workload.h). The TorchScript module is scripted from",
+           "source (`torch::jit::Module::define`; `torch.jit.trace` has no C++ API in 1.13) and frozen",
+           "(`torch::jit::freeze`), optionally then `torch::jit::optimize_for_inference`. torch runs",
+           "tuned. Medians of the wall time per forward call, **lower is better**; the last column is",
+           "torch's best / tandem compiled (issue 6's target: >= 1.3). Programs: bench/bench_compile.cpp,",
+           "bench/peer/torch_compile.cpp.", ""]
+    out += run_lines(now(), args.command,
+                     f"- 1-minute load average as each program started: {loads or '?'}"
+                     " (well above 0 means something else was running and the times are noisy)", commands)
+    out += ["", (f"Results agree: the logits of the check batch have the same checksum ({ref:.5f}) in every case."
+                 if agree else f"**RESULTS DISAGREE** (checksums {sums}): the times are not comparable."), ""]
+    out += ["| batch | " + " | ".join(t for _, t in COMPILE_IMPLS) + " | torch's best / tandem compiled |",
+            "|---:|" + "---:|" * (len(COMPILE_IMPLS) + 1)]
+    for b in batches:
+        cells, best = [], None
+        for key, _ in COMPILE_IMPLS:
+            r = runs.get(f"cnn/b{b}/{key}", {})
+            v = r.get("ns", r.get("error"))
+            cells.append(fmt(v))
+            if key.startswith("torch") and isinstance(v, float):
+                best = v if best is None else min(best, v)
+        c = runs.get(f"cnn/b{b}/tandem_compiled", {}).get("ns")
+        out.append(f"| {b} | " + " | ".join(cells) + f" | {'**' + ratio(best, c) + '**' if best and c else '-'} |")
+    out += ["", "Memory of one call, from tandem's allocator (oneDNN's scratchpads are not counted): eager =",
+            "peak bytes in use during the call; compiled = the program's arena plus the peak during the",
+            "call (its output). The planner's lower bound is the most bytes live at any step.", "",
+            "| batch | eager peak | compiled peak | compiled arena | lower bound | arena / bound |",
+            "|---:|---:|---:|---:|---:|---:|"]
+    for b in batches:
+        e = runs.get(f"cnn/b{b}/tandem_eager", {}).get("counters", {})
+        c = runs.get(f"cnn/b{b}/tandem_compiled", {}).get("counters", {})
+        arena, bound = c.get("arena_bytes"), c.get("lower_bound_bytes")
+        out.append(f"| {b} | {mib(e.get('peak_bytes'))} | {mib(c.get('peak_bytes'))} | {mib(arena)} | {mib(bound)}"
+                   f" | {ratio(arena, bound) if arena and bound else '-'} |")
+    cap = runs.get("cnn_compile/b128/capture", {})
+    out += ["", "Capture and compile time of the CNN (a fresh `compile(model)` and its first call at batch",
+            "128: one eager forward while capturing, the passes, memory planning, executor set-up): "
+            f"{fmt(cap.get('ns', cap.get('error')))}."]
+    return out
+
+
 def now():
     return subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
 
 
-SECTIONS = ("core", "train")
+SECTIONS = ("core", "train", "compile")
 
 
 def write_section(path, name, lines):
@@ -236,6 +327,10 @@ def train(args):
     write_section(args.out, "train", train_section(args))
 
 
+def compile_cmd(args):
+    write_section(args.out, "compile", compile_section(args))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -252,11 +347,19 @@ def main():
     tr.add_argument("--commands", required=True, help="file with one program command line per line")
     tr.add_argument("--load", default="?", help="1-minute load average before the run")
     tr.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
+    c = sub.add_parser("compile")
+    c.add_argument("--out", required=True)
+    c.add_argument("--command", required=True)
+    c.add_argument("--commands", required=True, help="file with one program command line per line")
+    c.add_argument("tandem", help="bench_compile JSON")
+    c.add_argument("torch", help="bench_peer_torch_compile JSON")
     args = ap.parse_args()
     if args.cmd == "tsv":
         tsv(args.json)
     elif args.cmd == "md":
         md(args)
+    elif args.cmd == "compile":
+        compile_cmd(args)
     else:
         train(args)
 

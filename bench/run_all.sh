@@ -1,24 +1,28 @@
 #!/usr/bin/env bash
 # Runs the benchmarks on the libtorch peer, out of the box and tuned, then on tandem, and
 # rewrites their section of bench/RESULTS.md (the other section and "## History" are kept).
-#   bench/run_all.sh [BUILD_DIR] [all|core|train]   default build-bench (`./run bench`
-#                                                    configures it) and all
+#   bench/run_all.sh [BUILD_DIR] [all|core|train|compile]   default build-bench (`./run
+#                                                    bench` configures it) and all
 #   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
 #   train: the training step of the two reference models (bench_train,
 #          bench_peer_torch_train; bench/train_harness.h), each model in its own process
+#   compile: CNN inference, tandem eager/compiled vs torch eager/TorchScript (bench_compile,
+#          bench_peer_torch_compile; bench/cnn_workload.h)
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
 #   TRAIN_FLAGS="--rounds 3 --seconds 1" bench/run_all.sh   flags for the training programs
+#   COMPILE_FLAGS="--benchmark_filter=b128" bench/run_all.sh   extra flags (compile part)
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | train) ;; *) echo "run_all.sh: unknown part '$what' (all, core or train)" >&2; exit 2 ;; esac
+case $what in all | core | train | compile) ;; *) echo "run_all.sh: unknown part '$what' (all, core, train or compile)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
-[[ $what != train ]] && bins+=(bench_core bench_peer_torch)
-[[ $what != core ]] && bins+=(bench_train bench_peer_torch_train)
+[[ $what == all || $what == core ]] && bins+=(bench_core bench_peer_torch)
+[[ $what == all || $what == train ]] && bins+=(bench_train bench_peer_torch_train)
+[[ $what == all || $what == compile ]] && bins+=(bench_compile bench_peer_torch_compile)
 for bin in "${bins[@]}"; do
   [[ -x $build/bench/$bin ]] || { echo "run_all.sh: no $build/bench/$bin; build it with ./run bench" >&2; exit 1; }
 done
@@ -35,7 +39,7 @@ tuned=(OMP_WAIT_POLICY=PASSIVE ${coretype:+OPENBLAS_CORETYPE=$coretype})
 clean_env=(env -u OPENBLAS_CORETYPE -u OMP_WAIT_POLICY)
 
 # ---------------------------------------------------------------- core (Google Benchmark)
-if [[ $what != train ]]; then
+if [[ $what == all || $what == core ]]; then
   : > "$out/commands.txt"
   # Medians of 5 repetitions; a short minimum time keeps the whole run near a minute.
   flags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2)
@@ -63,7 +67,7 @@ if [[ $what != train ]]; then
 fi
 
 # ---------------------------------------------------------------- training step
-if [[ $what != core ]]; then
+if [[ $what == all || $what == train ]]; then
   : > "$out/train_commands.txt"
   read -r -a tflags <<< "${TRAIN_FLAGS:-}"
   for label in tandem torch_tuned torch_default; do : > "$out/train_$label.tsv"; done
@@ -88,5 +92,25 @@ if [[ $what != core ]]; then
     tandem="$out/train_tandem.tsv" torch_tuned="$out/train_torch_tuned.tsv" \
     torch_default="$out/train_torch_default.tsv"
   for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
+fi
+
+# ---------------------------------------------------------------- compiled mode
+# torch tuned only: the target compares tandem compiled with torch's best.
+if [[ $what == all || $what == compile ]]; then
+  : > "$out/compile_commands.txt"
+  cflags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.3)
+  read -r -a cextra <<< "${COMPILE_FLAGS:-}"
+  compile_one() {  # compile_one LABEL PROGRAM [VAR=VALUE...]
+    local label=$1 prog=$2
+    shift 2
+    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${cflags[@]}" "${cextra[@]}")
+    echo "== compile $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/compile_commands.txt"
+    "${cmd[@]}" --benchmark_out="$out/compile_$label.json" --benchmark_out_format=json
+  }
+  compile_one torch_tuned bench_peer_torch_compile "${tuned[@]}"
+  compile_one tandem bench_compile
+  "$py" bench/report.py compile --out bench/RESULTS.md --command "$command" --commands "$out/compile_commands.txt" \
+    "$out/compile_tandem.json" "$out/compile_torch_tuned.json"
 fi
 echo "wrote bench/RESULTS.md"

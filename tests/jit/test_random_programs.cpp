@@ -206,6 +206,20 @@ std::vector<OpKind> op_kinds() {
                  int64_t stride = 1 + r.below(2);
                  return [i, w, b, stride](const Vals& x) { return conv2d(x[static_cast<size_t>(i)], w, b, {stride}, {1}); };
                }});
+  // conv -> relu -> pool chains (fuse_conv_blocks), sometimes with the conv result read
+  // again (then nothing fuses).
+  k.push_back({"conv_relu_pool", [four_d](const Vals& v, int, Rng& r) -> StepFn {
+                 int i = pick(v, r, [&](const Tensor& t) { return four_d(t) && t.size(2) >= 2 && t.size(3) >= 2; });
+                 if (i < 0) return {};
+                 Tensor w = randn({8 * (1 + r.below(2)), v[static_cast<size_t>(i)].size(1), 3, 3}), b = randn({w.size(0)});
+                 const bool reuse = r.coin(0.3), pool = r.coin(0.8);
+                 return [i, w, b, reuse, pool](const Vals& x) {
+                   Tensor c = conv2d(x[static_cast<size_t>(i)], w, b, {1}, {1});
+                   Tensor y = relu(c);
+                   if (pool) y = max_pool2d(y, {2, 2});
+                   return reuse ? y + c.sum({1}, true).slice(2, 0, y.size(2)).slice(3, 0, y.size(3)) : y;
+                 };
+               }});
   k.push_back({"max_pool2d", [four_d](const Vals& v, int, Rng& r) -> StepFn {
                  int i = pick(v, r, four_d);
                  if (i < 0) return {};

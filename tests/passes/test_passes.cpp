@@ -267,3 +267,105 @@ TEST(Passes, InplaceReuseWritesIntoDyingIntermediates) {
     EXPECT_TRUE(bitwise(got[3], neg(uu)));
   }
 }
+
+namespace {
+// conv2d -> relu -> max_pool2d, as nn::Conv2d / ReLU / MaxPool2d record it.
+struct ConvChain {
+  ir::Graph g;
+  int x, conv, relu, pool;
+};
+void conv_chain(ConvChain& c, int64_t in_ch, int64_t hw, std::vector<int64_t> pool_padding = {0}) {
+  c.x = c.g.add_input(meta({2, in_ch, hw, hw}), "x");
+  int w = c.g.add_input(meta({16, in_ch, 3, 3}), "w");
+  int b = c.g.add_input(meta({16}), "b");
+  c.conv = c.g.nodes()[c.g.add_node(get_op("conv2d"), {c.x, w, b},
+                                    {AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),
+                                     AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1})})]
+               .outputs[0];
+  c.relu = c.g.nodes()[c.g.add_node(get_op("relu"), {c.conv}, {})].outputs[0];
+  c.pool = c.g.nodes()[c.g.add_node(get_op("max_pool2d"), {c.relu},
+                                    {AttrValue(std::vector<int64_t>{2}), AttrValue(std::vector<int64_t>{}),
+                                     AttrValue(pool_padding), AttrValue(std::vector<int64_t>{1}), AttrValue(false)})]
+               .outputs[0];
+}
+}  // namespace
+
+TEST(Passes, FuseConvBlocksOnlyWhenNothingElseReadsTheIntermediates) {
+  {
+    ConvChain c;
+    conv_chain(c, 3, 8);
+    c.g.set_outputs({c.pool});
+    EXPECT_TRUE(passes::fuse_conv_blocks(c.g));
+    ir::verify(c.g);
+    ASSERT_EQ(c.g.nodes().size(), 1u);
+    EXPECT_EQ(c.g.nodes()[0].op->name, "_fused_conv2d");
+    EXPECT_EQ(c.g.outputs()[0], c.pool);  // the chain's result keeps its value
+  }
+  {
+    ConvChain c;  // the relu result is also an output: conv + relu fuse, the pool stays
+    conv_chain(c, 3, 8);
+    c.g.set_outputs({c.pool, c.relu});
+    EXPECT_TRUE(passes::fuse_conv_blocks(c.g));
+    ir::verify(c.g);
+    EXPECT_EQ(count_op(c.g, "_fused_conv2d"), 1);
+    EXPECT_EQ(count_op(c.g, "max_pool2d"), 1);
+  }
+  {
+    ConvChain c;  // the conv result is read twice: nothing fuses
+    conv_chain(c, 3, 8);
+    int extra = c.g.nodes()[c.g.add_node(get_op("neg"), {c.conv}, {})].outputs[0];
+    c.g.set_outputs({c.pool, extra});
+    EXPECT_FALSE(passes::fuse_conv_blocks(c.g));
+  }
+  {
+    ConvChain c;  // a padded pool is not the fused op's: conv + relu only
+    conv_chain(c, 3, 8, {1});
+    c.g.set_outputs({c.pool});
+    EXPECT_TRUE(passes::fuse_conv_blocks(c.g));
+    EXPECT_EQ(count_op(c.g, "max_pool2d"), 1);
+  }
+}
+
+TEST(Passes, FusedConvBlockIsBitwiseTheUnfusedChain) {
+  NoGradGuard ng;
+  manual_seed(11);
+  // Plain (first-layer) and blocked/channels-last convolution results, odd sizes (vector
+  // tails), 2x2 and 3x3 stride-1 windows, NaN and -0.0 inputs.
+  struct Case {
+    int64_t n, c, oc, h, w, k, s;
+  };
+  for (const Case& cs : {Case{2, 1, 32, 28, 28, 2, 2}, Case{3, 32, 64, 14, 14, 2, 2}, Case{1, 16, 16, 9, 11, 2, 2},
+                         Case{2, 8, 16, 7, 7, 3, 1}, Case{1, 3, 8, 5, 6, 2, 2}}) {
+    SCOPED_TRACE(str_cat("N ", cs.n, " C ", cs.c, " OC ", cs.oc, " ", cs.h, "x", cs.w, " pool ", cs.k, "/", cs.s));
+    Tensor x = randn({cs.n, cs.c, cs.h, cs.w}), w = randn({cs.oc, cs.c, 3, 3}) * 0.2, b = randn({cs.oc});
+    x.view({-1}).slice(0, 0, 3).fill_(std::nan(""));
+    b.slice(0, 0, 1).fill_(-0.0);
+    const std::vector<AttrValue> conv_attrs{AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),
+                                            AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1})};
+    for (bool pool : {true, false}) {
+      std::vector<AttrValue> a = conv_attrs;
+      a.push_back(AttrValue(true));
+      a.push_back(AttrValue(pool ? std::vector<int64_t>{cs.k, cs.k} : std::vector<int64_t>{}));
+      a.push_back(AttrValue(pool ? std::vector<int64_t>{cs.s, cs.s} : std::vector<int64_t>{}));
+      Tensor fused = dispatch1(get_op("_fused_conv2d"), {x, w, b}, a);
+      Tensor want = relu(conv2d(x, w, b, {1}, {1}));
+      if (pool) want = max_pool2d(want, {cs.k, cs.k}, {cs.s, cs.s});
+      EXPECT_TRUE(bitwise(fused, want)) << "pool " << pool;
+      EXPECT_TRUE(fused.is_contiguous());
+      a.resize(a.size() + 1);
+      a.back() = AttrValue(true);  // channels_last
+      Tensor cl = dispatch1(get_op("_fused_conv2d"), {x, w, b}, a);
+      EXPECT_EQ(cl.stride(1), 1);
+      EXPECT_TRUE(bitwise(cl, want)) << "channels last, pool " << pool;
+    }
+  }
+  // Bad input is an error, not a crash.
+  EXPECT_THROW(dispatch1(get_op("_fused_conv2d"), {randn({1, 2, 5, 5}, kFloat64), randn({4, 2, 3, 3}, kFloat64), Tensor()}),
+               TypeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_conv2d"), {randn({2, 5, 5}), randn({4, 2, 3, 3}), Tensor()}), ShapeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_conv2d"), {randn({1, 2, 3, 3}), randn({4, 2, 3, 3}), Tensor()},
+                         {AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{0, 0}),
+                          AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1}), AttrValue(true),
+                          AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2})}),
+               ShapeError);
+}

@@ -146,6 +146,31 @@ Conv2dGeometry conv_geometry(const char* op, ArrayRef<MetaRef> in, const AttrRea
   return g;
 }
 
+/// The pooling of _fused_conv2d over the convolution's [N, OC, OH, OW] result (attributes
+/// 5 and 6: pool_kernel, pool_stride (empty: the kernel)); no pooling: OH x OW.
+kernels::Pool2dGeometry fused_pool_geometry(const char* op, const Conv2dGeometry& g, const AttrReader& a) {
+  kernels::Pool2dGeometry p;
+  p.N = g.N;
+  p.C = g.OC;
+  p.H = p.OH = g.OH;
+  p.W = p.OW = g.OW;
+  const auto& k = a.ints(5);
+  if (k.empty()) return p;
+  const auto& s = a.ints(6).empty() ? k : a.ints(6);
+  TANDEM_CHECK(k.size() == 2 && s.size() == 2 && k[0] > 0 && k[1] > 0 && s[0] > 0 && s[1] > 0, ValueError, op,
+               "got pool_kernel ", IntArrayRef(k), " and pool_stride ", IntArrayRef(a.ints(6)),
+               ", expected two positive sizes each");
+  TANDEM_CHECK(g.OH >= k[0] && g.OW >= k[1], ShapeError, op, "convolution output ", g.OH, "x", g.OW,
+               " is smaller than the pooling window ", IntArrayRef(k));
+  p.KH = k[0];
+  p.KW = k[1];
+  p.stride_h = s[0];
+  p.stride_w = s[1];
+  p.OH = (g.OH - k[0]) / s[0] + 1;
+  p.OW = (g.OW - k[1]) / s[1] + 1;
+  return p;
+}
+
 void conv_meta(MetaContext& c, bool transposed) {
   const Conv2dGeometry g = conv_geometry(c.op, c.inputs, c.attrs, transposed);
   DimVector out{g.OC, g.OH, g.OW};
@@ -369,6 +394,49 @@ TANDEM_REGISTER_OP(conv2d) {
   d.cpu_kernel = [](KernelContext& c) { conv_kernel(c, false); };
   d.backward = conv2d_backward;
   d.save_inputs = 0b011;  // input and weight; the bias gradient needs only grad_output
+  return d;
+}
+
+// _fused_conv2d(input, weight, bias?; stride, padding, dilation, groups, relu, pool_kernel,
+// pool_stride, channels_last) = max_pool2d(relu(conv2d(...)), pool_kernel, pool_stride),
+// written with channels-last strides when channels_last (the pass sets it when another
+// convolution reads the result, so that one needs no input reorder): compiled mode's
+// fused convolution block, made by the fuse_conv_blocks pass from a conv2d whose result
+// only a relu reads (and whose result only a max_pool2d without padding, dilation or
+// ceil_mode reads). Bitwise the unfused result (kernels::conv2d_block_forward). relu=false
+// or an empty pool_kernel leaves that part out. float32 4-D input only; no backward (the
+// pass runs on programs without gradients).
+TANDEM_REGISTER_OP(_fused_conv2d) {
+  OpDef d;
+  d.name = "_fused_conv2d";
+  d.inputs = {{"input"}, {"weight"}, {"bias", true, true}};
+  d.attrs = {{"stride", std::vector<int64_t>{1, 1}},
+             {"padding", std::vector<int64_t>{0, 0}},
+             {"dilation", std::vector<int64_t>{1, 1}},
+             {"groups", int64_t{1}},
+             {"relu", false},
+             {"pool_kernel", std::vector<int64_t>{}},
+             {"pool_stride", std::vector<int64_t>{}},
+             {"channels_last", false}};
+  d.meta = [](MetaContext& c) {
+    TANDEM_CHECK(c.inputs[0].dim() == 4, ShapeError, c.op, "got input of shape ", c.inputs[0].sizes,
+                 ", expected [N, C, H, W]");
+    TANDEM_CHECK(c.inputs[0].dtype == kFloat32, TypeError, c.op, "got dtype ", dtype_name(c.inputs[0].dtype),
+                 ", expected float32");
+    const Conv2dGeometry g = conv_geometry(c.op, c.inputs, c.attrs, false);
+    const kernels::Pool2dGeometry p = fused_pool_geometry(c.op, g, c.attrs);
+    DimVector strides;  // channels last: what the next convolution's primitive reads
+    if (c.attrs.b(7)) strides = {p.OH * p.OW * g.OC, 1, p.OW * g.OC, g.OC};
+    c.outputs.push_back(TensorMeta{kFloat32, {g.N, g.OC, p.OH, p.OW}, std::move(strides)});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    SmallVec<MetaRef, 3> metas;
+    for (const Tensor& t : c.inputs) metas.push_back(MetaRef::of(t));
+    const Conv2dGeometry g = conv_geometry(c.op, metas.ref(), c.attrs, false);
+    const kernels::Pool2dGeometry p = fused_pool_geometry(c.op, g, c.attrs);
+    kernels::conv2d_block_forward(g, c.outputs[0], c.inputs[0], c.inputs[1], c.inputs[2], c.attrs.b(4),
+                                  c.attrs.ints(5).empty() ? nullptr : &p);
+  };
   return d;
 }
 

@@ -35,6 +35,13 @@ bool noop_removal(ir::Graph& g);
 /// mul(a, b) and mul(b, a) as the same.
 bool canonicalize(ir::Graph& g);
 
+/// Fuses conv2d -> relu [-> max_pool2d without padding/dilation/ceil_mode] chains whose
+/// intermediate results nothing else reads (float32, 4-D) into one _fused_conv2d node: the
+/// same convolution primitive, with ReLU and pooling applied while the result is read from
+/// the primitive's own layout (no reorder to NCHW, no ReLU pass, no pooling pass over
+/// NCHW). Bitwise the unfused values.
+bool fuse_conv_blocks(ir::Graph& g);
+
 /// Lets an op write its result into its first input when that input is an intermediate
 /// whose storage dies at this node (no later read through any alias, not kept as a graph
 /// output) and has the result's dtype, sizes and strides: the node becomes the op's
@@ -46,7 +53,7 @@ bool inplace_reuse(ir::Graph& g);
 class PassManager {
  public:
   /// The default pipeline: canonicalize, constant_folding, noop_removal, cse, dce,
-  /// inplace_reuse.
+  /// fuse_conv_blocks, inplace_reuse.
   PassManager();
   PassManager(const PassManager&) = delete;
   PassManager& operator=(const PassManager&) = delete;

@@ -230,6 +230,7 @@ PassManager::PassManager() {
   add("noop_removal", noop_removal);
   add("cse", common_subexpression_elimination);
   add("dce", dead_code_elimination);
+  add("fuse_conv_blocks", fuse_conv_blocks);
   add("inplace_reuse", inplace_reuse);
 }
 

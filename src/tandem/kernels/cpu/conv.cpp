@@ -341,6 +341,47 @@ void conv2d_backward(const Conv2dGeometry& g, const Tensor& grad_input, const Te
   conv2d_backward_dispatch(g, grad_input, grad_weight, grad_bias, grad_output, input, weight);
 }
 
+void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
+                          const Tensor& bias, bool relu, const Pool2dGeometry* pool) {
+  if (out.numel() == 0) return;
+  // Without pooling the block is a conv + ReLU: a 1x1, stride-1 "pool" is the relayout.
+  Pool2dGeometry pg;
+  if (pool) {
+    pg = *pool;
+  } else {
+    pg.N = g.N, pg.C = g.OC, pg.H = pg.OH = g.OH, pg.W = pg.OW = g.OW;
+  }
+  if (out.dtype() == DType::Float32) {
+    Tensor x = onednn_strides_ok(input) ? input : contiguous_copy(input);
+    Tensor w = onednn_strides_ok(weight) ? weight : contiguous_copy(weight);
+    Tensor b = bias.defined() ? contiguous_copy(bias) : bias;
+    float* yp = static_cast<float*>(out.data_ptr());
+    const int64_t os[4] = {out.stride(0), out.stride(1), out.stride(2), out.stride(3)};
+    try {
+      onednn::conv2d_f32_to_layout(g, static_cast<const float*>(x.data_ptr()), strides4(x),
+                                   static_cast<const float*>(w.data_ptr()), strides4(w),
+                                   b.defined() ? static_cast<const float*>(b.data_ptr()) : nullptr,
+                                   [&](const float* data, int64_t cblock, const int64_t* st) {
+                                     relu_max_pool_layout_f32(pg, data, cblock, st, relu, yp, os);
+                                   });
+      return;
+    } catch (const RuntimeError&) {
+      // oneDNN declined this geometry: the unfused kernels below.
+    }
+  }
+  Tensor y = empty_tensor({g.N, g.OC, g.OH, g.OW}, out.dtype());
+  conv_dispatch(g, y, input, weight, bias, false);
+  if (relu || pool) {
+    const int64_t st[4] = {g.OC * g.OH * g.OW, g.OH * g.OW, g.OW, 1};
+    if (out.dtype() != DType::Float32) throw TypeError(str_cat("[_fused_conv2d] got dtype ", dtype_name(out.dtype()), ", expected float32"));
+    const int64_t os[4] = {out.stride(0), out.stride(1), out.stride(2), out.stride(3)};
+    relu_max_pool_layout_f32(pg, static_cast<const float*>(y.data_ptr()), 1, st, relu, static_cast<float*>(out.data_ptr()),
+                             os);
+  } else {
+    copy_kernel(out, y);
+  }
+}
+
 void conv_transpose2d_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
                               const Tensor& bias) {
   conv_dispatch(g, out, input, weight, bias, true);

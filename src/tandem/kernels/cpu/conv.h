@@ -76,6 +76,27 @@ void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_input, cons
 void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
                         std::optional<int64_t> divisor_override);
 
+/// Max pooling (no padding, no dilation), optionally of relu(x), of a float32 [N, C, H, W]
+/// tensor stored with channels in blocks of `cblock` (1: plain NCHW; 8 or 16: oneDNN's
+/// nChw16c): element (n, c, h, w) at n*st[0] + (c / cblock)*st[1] + h*st[2] + w*st[3] +
+/// c % cblock. Writes `out` [N, C, OH, OW] with element strides `os` (NCHW, channels last,
+/// any). Same values and comparison order as relu then max_pool2d_forward, so bitwise the
+/// same result (NaN wins).
+void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
+                              float* out, const int64_t* os);
+
+/// Compiled mode's fused convolution block (op _fused_conv2d):
+///   out = max_pool2d(relu(conv2d(input, weight) + bias))   (relu and pooling optional)
+/// with the values of the unfused kernels (bitwise): a float32 convolution runs the same
+/// oneDNN primitive as conv2d_forward but its result stays in the primitive's layout in a
+/// temporary buffer, and ReLU + pooling read it from there and write `out` once (with
+/// out's strides: NCHW, or channels last for a next convolution, which then needs no
+/// reorder of its input), instead of a reorder to NCHW, a ReLU pass and a pooling pass.
+/// `pool` (no padding or dilation) may be null. Other dtypes, or a geometry oneDNN declines, run the unfused
+/// kernels in turn.
+void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
+                          const Tensor& bias, bool relu, const Pool2dGeometry* pool);
+
 /// Adaptive average pooling: output cell (oh, ow) averages rows
 /// [floor(oh*H/OH), ceil((oh+1)*H/OH)) and the same for columns. Input [N, C, H, W].
 void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& input);

@@ -355,8 +355,39 @@ Entry make_conv_entry(const Conv2dGeometry& g, const Strides4& in_st, const Stri
   return en;
 }
 
+/// Channel blocking of a 4-D (n, c, h, w) layout: plain (cblock 1) or one inner block of
+/// channels (oneDNN's nChw16c / nChw8c); `st` gets the element strides of n, the channel
+/// block, h and w. False for anything else (other blockings, padded channels).
+bool channel_blocking(const dnnl::memory::desc& md, int64_t& cblock, int64_t st[4]) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.ndims != 4 || d.offset0 != 0 || d.padded_dims[1] != d.dims[1]) return false;
+  const auto& b = d.format_desc.blocking;
+  if (b.inner_nblks == 0 && b.strides[1] == 1 && (d.dims[1] % 16 == 0 || d.dims[1] % 8 == 0)) {
+    // Channels last (NHWC, brgconv's choice): channel blocks of 16 (or 8) one after another.
+    cblock = d.dims[1] % 16 == 0 ? 16 : 8;
+    st[0] = b.strides[0];
+    st[1] = cblock;
+    st[2] = b.strides[2];
+    st[3] = b.strides[3];
+    return true;
+  }
+  if (b.inner_nblks == 0) {
+    cblock = 1;
+  } else if (b.inner_nblks == 1 && b.inner_idxs[0] == 1 && (b.inner_blks[0] == 8 || b.inner_blks[0] == 16) &&
+             d.dims[1] % b.inner_blks[0] == 0) {
+    cblock = b.inner_blks[0];
+  } else {
+    return false;
+  }
+  for (int k = 0; k < 4; ++k) st[k] = b.strides[k];
+  return true;
+}
+
+/// Runs a (non-transposed or transposed) convolution. With `epilogue`, the result is not
+/// reordered into `out`: the epilogue gets it in the primitive's own layout (see
+/// conv2d_f32_to_layout) and `out` is unused.
 void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
-              const float* bias, float* out, bool transposed) {
+              const float* bias, float* out, bool transposed, const LayoutEpilogue* epilogue = nullptr) {
   const double work = static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
   SerialRegion serial(work <= kParallelMinWork);
   const Key key{transposed ? 3 : 2, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
@@ -385,11 +416,29 @@ void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const
     wei = dnnl::memory(e->wei_md, eng, wei_buf.get());
     reorder(e->r_wei, user_wei, wei);
   }
+  int64_t cblock = 1, st[4];
+  const bool to_layout = epilogue && channel_blocking(e->dst_md, cblock, st);
+  TempBuffer layout_buf(epilogue && !e->reorder_dst ? e->dst_md.get_size() : 0);
+  if (epilogue && !e->reorder_dst) user_dst = dnnl::memory(e->user_dst, eng, layout_buf.get());  // plain result
   if (e->reorder_dst) dst = dnnl::memory(e->dst_md, eng, dst_buf.get());
+  else dst = user_dst;
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
   if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{g.OC}, dt::f32, tag::a}, eng, const_cast<float*>(bias)));
   execute(e->prim, args, *e);
-  if (e->reorder_dst) reorder(e->r_dst, dst, user_dst);
+  if (!epilogue) {
+    if (e->reorder_dst) reorder(e->r_dst, dst, user_dst);
+    return;
+  }
+  if (to_layout) {
+    (*epilogue)(static_cast<const float*>(dst.get_data_handle()), cblock, st);
+    return;
+  }
+  // A layout the epilogue cannot read: hand it plain NCHW.
+  TempBuffer plain(e->reorder_dst ? e->user_dst.get_size() : 0);
+  dnnl::memory plain_dst = e->reorder_dst ? dnnl::memory(e->user_dst, eng, plain.get()) : dst;
+  if (e->reorder_dst) reorder(e->r_dst, dst, plain_dst);
+  const int64_t plain_st[4] = {g.OC * g.OH * g.OW, g.OH * g.OW, g.OW, 1};
+  (*epilogue)(static_cast<const float*>(plain_dst.get_data_handle()), 1, plain_st);
 }
 
 /// Fills slot layouts and reorders of a backward entry; `prim_md` gives each slot's
@@ -535,6 +584,11 @@ void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, St
 void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
                 const float* bias, float* out) {
   run_conv(g, input, in_st, weight, w_st, bias, out, false);
+}
+
+void conv2d_f32_to_layout(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,
+                          Strides4 w_st, const float* bias, const LayoutEpilogue& epilogue) {
+  run_conv(g, input, in_st, weight, w_st, bias, nullptr, false, &epilogue);
 }
 
 void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,

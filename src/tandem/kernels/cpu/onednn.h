@@ -13,6 +13,7 @@
 // No oneDNN header leaks out of this file; callers pass raw pointers and geometry.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "tandem/kernels/cpu/conv.h"
 #include "tandem/kernels/cpu/gemm.h"
@@ -34,6 +35,17 @@ struct Strides4 {
 /// may have any non-negative strides (channels-last is taken as is); bias may be null.
 void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
                 const float* bias, float* out);
+
+/// Receives a float32 [N, C, H, W] result in a convolution primitive's own layout: channels
+/// in blocks of `cblock` (1: plain NCHW; 16: oneDNN's nChw16c), element (n, c, h, w) at
+/// n*st[0] + (c / cblock)*st[1] + h*st[2] + w*st[3] + c % cblock. Valid only during the call.
+using LayoutEpilogue = std::function<void(const float* data, int64_t cblock, const int64_t* st)>;
+
+/// The convolution of conv2d_f32 (the same primitive, so the same values), but the result
+/// is not reordered to NCHW: `epilogue` reads it where the primitive wrote it (compiled
+/// mode's fused conv + ReLU + pooling consumes it directly).
+void conv2d_f32_to_layout(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,
+                          Strides4 w_st, const float* bias, const LayoutEpilogue& epilogue);
 
 /// out[N, OC, OH, OW] (contiguous) = conv_transpose(input, weight) + bias, float32.
 void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,

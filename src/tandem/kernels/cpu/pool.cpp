@@ -1,6 +1,7 @@
 // Pooling forward kernels (declared in conv.h): oneDNN for the float32 cases it covers
 // exactly, plain loops over planes (parallel over N*C) for the rest.
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -376,6 +377,145 @@ void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor
     case DType::BFloat16: return max_pool_loop<BFloat16>(g, out, indices, x);
     default: bad_dtype("max_pool2d", out.dtype());
   }
+}
+
+namespace {
+// 8 floats as a GCC vector: compares give lane masks and `mask ? a : b` is a blend, so the
+// NaN-propagating max and ReLU below compile to branch-free vector code (GCC does not
+// if-convert the scalar forms, and random signs defeat branch prediction).
+typedef float v8f __attribute__((vector_size(32)));
+inline v8f load8(const float* p) {
+  v8f v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
+/// nan_max: v if v > m or v is NaN, else m.
+inline v8f max8(v8f m, v8f v) { return ((v > m) | (v != v)) ? v : m; }
+inline float max1(float m, float v) { return (v > m || v != v) ? v : m; }
+/// relu's kernel (x < 0 ? 0 : x: NaN and -0.0 pass) when RELU.
+template <bool RELU>
+inline v8f relu8(v8f v) {
+  if constexpr (RELU) return v < v8f{} ? v8f{} : v;
+  else return v;
+}
+template <bool RELU>
+inline float relu1(float v) {
+  if constexpr (RELU) return v < 0.0f ? 0.0f : v;
+  else return v;
+}
+
+/// relu_max_pool_layout_f32 for channel blocks of CB (a multiple of 8) and a ReLU flag.
+template <int CB, bool RELU>
+void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os) {
+  const bool two_by_two = g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2;
+  const int64_t nblk = g.C / CB, OP = g.OH * g.OW;
+  for_planes(g.N * nblk, OP * CB * g.KH * g.KW, [&](int64_t b, int64_t e) {
+    std::vector<float> row(static_cast<size_t>(g.OW * CB));
+    for (int64_t p = b; p < e; ++p) {
+      const int64_t n = p / nblk, cb = p % nblk;
+      const float* base = x + n * st[0] + cb * st[1];
+      float* yb = out + n * os[0] + cb * CB * os[1];
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        for (int64_t ow = 0; ow < g.OW; ++ow) {
+          float* acc = row.data() + ow * CB;
+          const float* w0 = base + oh * g.stride_h * st[2] + ow * g.stride_w * st[3];
+          for (int k = 0; k < CB; k += 8) {
+            v8f m{};
+            if (two_by_two) {  // max_pool_values' 2x2 order: (0,0) (0,1) (1,0) (1,1)
+              m = relu8<RELU>(load8(w0 + k));
+              m = max8(m, relu8<RELU>(load8(w0 + st[3] + k)));
+              m = max8(m, relu8<RELU>(load8(w0 + st[2] + k)));
+              m = max8(m, relu8<RELU>(load8(w0 + st[2] + st[3] + k)));
+            } else {  // its general order: max over rows per column, then over columns
+              for (int64_t kw = 0; kw < g.KW; ++kw) {
+                const float* r = w0 + kw * st[3] + k;
+                v8f col = relu8<RELU>(load8(r));
+                for (int64_t kh = 1; kh < g.KH; ++kh) col = max8(col, relu8<RELU>(load8(r + kh * st[2])));
+                m = kw == 0 ? col : max8(m, col);
+              }
+            }
+            store8(acc + k, m);
+          }
+        }
+        // `row` holds channels innermost: copied as is into a channels-last output, else
+        // one pass per channel.
+        if (os[1] == 1) {
+          for (int64_t ow = 0; ow < g.OW; ++ow)
+            std::memcpy(yb + oh * os[2] + ow * os[3], row.data() + ow * CB, CB * sizeof(float));
+        } else {
+          for (int k = 0; k < CB; ++k) {
+            float* yr = yb + k * os[1] + oh * os[2];
+            for (int64_t ow = 0; ow < g.OW; ++ow) yr[ow * os[3]] = row[static_cast<size_t>(ow * CB + k)];
+          }
+        }
+      }
+    }
+  });
+}
+
+/// Plain layout (any strides), in max_pool_values' order.
+template <bool RELU>
+void relu_max_pool_plain(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os) {
+  const bool two_by_two = g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 && st[3] == 1;
+  // 8 outputs from 16 inputs of two rows (even and odd columns).
+  auto eight = [](const float* a, const float* b, float* y) {
+    const v8f a0 = load8(a), a1 = load8(a + 8), b0 = load8(b), b1 = load8(b + 8);
+    v8f m = relu8<RELU>(__builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
+    m = max8(m, relu8<RELU>(__builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15)));
+    m = max8(m, relu8<RELU>(__builtin_shufflevector(b0, b1, 0, 2, 4, 6, 8, 10, 12, 14)));
+    store8(y, max8(m, relu8<RELU>(__builtin_shufflevector(b0, b1, 1, 3, 5, 7, 9, 11, 13, 15))));
+  };
+  for_planes(g.N * g.C, g.OH * g.OW * g.KH * g.KW, [&](int64_t b, int64_t e) {
+    std::vector<float> rm(static_cast<size_t>(g.W)), tmp(static_cast<size_t>(g.OW));
+    for (int64_t p = b; p < e; ++p) {
+      const float* plane = x + (p / g.C) * st[0] + (p % g.C) * st[1];
+      float* yp = out + (p / g.C) * os[0] + (p % g.C) * os[1];
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        const float* r0 = plane + oh * g.stride_h * st[2];
+        // A row of outputs, computed in place when the output row is contiguous.
+        float* yr = os[3] == 1 ? yp + oh * os[2] : tmp.data();
+        if (two_by_two) {
+          const float* r1 = r0 + st[2];
+          int64_t ow = 0;
+          for (; ow + 8 <= g.OW; ow += 8) eight(r0 + 2 * ow, r1 + 2 * ow, yr + ow);
+          if (ow < g.OW) {  // the last partial group, through zero-padded copies
+            const size_t rest = static_cast<size_t>(g.OW - ow);
+            float a[16] = {}, bb[16] = {}, y[8];
+            std::memcpy(a, r0 + 2 * ow, 2 * rest * sizeof(float));
+            std::memcpy(bb, r1 + 2 * ow, 2 * rest * sizeof(float));
+            eight(a, bb, y);
+            std::memcpy(yr + ow, y, rest * sizeof(float));
+          }
+        } else {
+          for (int64_t w = 0; w < g.W; ++w) {
+            float m = relu1<RELU>(r0[w * st[3]]);
+            for (int64_t kh = 1; kh < g.KH; ++kh) m = max1(m, relu1<RELU>(r0[kh * st[2] + w * st[3]]));
+            rm[static_cast<size_t>(w)] = m;
+          }
+          for (int64_t ow = 0; ow < g.OW; ++ow) {
+            float m = rm[static_cast<size_t>(ow * g.stride_w)];
+            for (int64_t kw = 1; kw < g.KW; ++kw) m = max1(m, rm[static_cast<size_t>(ow * g.stride_w + kw)]);
+            yr[ow] = m;
+          }
+        }
+        if (os[3] != 1)
+          for (int64_t ow = 0; ow < g.OW; ++ow) yp[oh * os[2] + ow * os[3]] = tmp[static_cast<size_t>(ow)];
+      }
+    }
+  });
+}
+}  // namespace
+
+void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
+                              float* out, const int64_t* os) {
+  // The values and the order of max_pool_values (and of relu before it), so the result
+  // is bitwise the unfused one: the 2x2 / stride 2 window in its order (0,0) (0,1) (1,0)
+  // (1,1); other windows as the max over rows per column, then over columns.
+  if (cblock == 16) return relu ? relu_max_pool_blocks<16, true>(g, x, st, out, os) : relu_max_pool_blocks<16, false>(g, x, st, out, os);
+  if (cblock == 8) return relu ? relu_max_pool_blocks<8, true>(g, x, st, out, os) : relu_max_pool_blocks<8, false>(g, x, st, out, os);
+  TANDEM_INTERNAL_ASSERT(cblock == 1, "relu_max_pool_layout_f32: channel block ", cblock);
+  return relu ? relu_max_pool_plain<true>(g, x, st, out, os) : relu_max_pool_plain<false>(g, x, st, out, os);
 }
 
 void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,

@@ -1,0 +1,106 @@
+// Pattern fusions of compiled programs. Each replaces a chain of nodes by one fused op
+// whose kernel computes the chain's values exactly (bitwise), only with less memory
+// traffic: the fused op is an OpDef like any other (ops/), this pass only rewrites graphs.
+#include <algorithm>
+
+#include "tandem/passes/pass_manager.h"
+
+namespace tandem::passes {
+
+namespace {
+
+// The single node reading value `v` (through any input slot), or -1 when v has other
+// uses: another reader, a graph output, or a view/alias whose storage someone else reads.
+int sole_reader(const ir::Graph& g, const std::vector<int>& uses, int v) {
+  if (uses[static_cast<size_t>(v)] != 1) return -1;
+  for (int o : g.outputs())
+    if (g.storage_root(o) == g.storage_root(v)) return -1;
+  int reader = -1;
+  for (const auto& n : g.nodes()) {
+    if (n.dead) continue;
+    for (int i : n.inputs)
+      if (i >= 0 && g.storage_root(i) == g.storage_root(v)) {
+        if (i != v || (reader >= 0 && reader != n.id)) return -1;  // read through an alias, or twice
+        reader = n.id;
+      }
+  }
+  return reader;
+}
+
+bool ints_are(const AttrValue& a, int64_t v) {
+  const auto* p = std::get_if<std::vector<int64_t>>(&a);
+  if (!p) return false;
+  for (int64_t x : *p)
+    if (x != v) return false;
+  return true;
+}
+
+std::vector<int64_t> pair_of(const AttrValue& a) {
+  const auto& v = std::get<std::vector<int64_t>>(a);
+  return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
+}
+
+}  // namespace
+
+bool fuse_conv_blocks(ir::Graph& g) {
+  const OpDef* fused = find_op("_fused_conv2d");
+  if (!fused) return false;
+  bool changed = false;
+  auto& nodes = g.mutable_nodes();
+  for (size_t ci = 0; ci < nodes.size(); ++ci) {
+    if (nodes[ci].dead || nodes[ci].op->name != "conv2d") continue;
+    const std::vector<int> uses = g.use_counts();
+    const ir::Node& conv = nodes[ci];
+    const ir::Value& cv = g.value(conv.outputs[0]);
+    if (cv.meta.dtype != kFloat32 || cv.meta.sizes.size() != 4 || g.value(conv.inputs[0]).meta.sizes.size() != 4) continue;
+    const int ri = sole_reader(g, uses, conv.outputs[0]);
+    if (ri < 0 || nodes[static_cast<size_t>(ri)].op->name != "relu") continue;
+    const ir::Node& relu = nodes[static_cast<size_t>(ri)];
+    // relu's result: pooled by a plain max_pool2d (no padding, dilation or ceil_mode)?
+    std::vector<int64_t> kernel, stride;
+    int pi = sole_reader(g, uses, relu.outputs[0]);
+    if (pi >= 0) {
+      const ir::Node& pool = nodes[static_cast<size_t>(pi)];
+      const bool plain = pool.op->name == "max_pool2d" && pool.attrs.size() >= 5 && ints_are(pool.attrs[2], 0) &&
+                         ints_are(pool.attrs[3], 1) && pool.attrs[4] == AttrValue(false);
+      if (plain) {
+        kernel = pair_of(pool.attrs[0]);
+        const auto& s = std::get<std::vector<int64_t>>(pool.attrs[1]);
+        stride = s.empty() ? kernel : pair_of(pool.attrs[1]);
+      } else {
+        pi = -1;
+      }
+    }
+    // The fused node takes the place (and the output value) of the chain's last node.
+    ir::Node& last = nodes[static_cast<size_t>(pi >= 0 ? pi : ri)];
+    if (conv.attrs.size() != 4) continue;
+    std::vector<AttrValue> attrs{conv.attrs[0], conv.attrs[1], conv.attrs[2], conv.attrs[3],
+                                 AttrValue(true),  AttrValue(kernel), AttrValue(stride), AttrValue(false)};
+    std::vector<int> inputs = conv.inputs;
+    nodes[ci].dead = true;
+    if (pi >= 0) nodes[static_cast<size_t>(ri)].dead = true;
+    last.op = fused;
+    last.inputs = std::move(inputs);
+    last.attrs = std::move(attrs);
+    changed = true;
+  }
+  if (changed) g.compact();
+  // A fused block whose result only another convolution reads writes it channels last:
+  // the layout oneDNN's convolution prefers, so that one reorders nothing.
+  const std::vector<int> uses = g.use_counts();
+  for (auto& n : g.mutable_nodes()) {
+    if (n.op != fused || n.attrs.size() != 8 || n.attrs[7] == AttrValue(true)) continue;
+    const int out = n.outputs[0];
+    const int r = sole_reader(g, uses, out);
+    if (r < 0) continue;
+    const ir::Node& next = g.nodes()[static_cast<size_t>(r)];
+    if ((next.op != fused && next.op->name != "conv2d") || next.inputs[0] != out) continue;
+    n.attrs[7] = AttrValue(true);
+    auto& m = g.mutable_value(out).meta;
+    m.strides = {m.sizes[1] * m.sizes[2] * m.sizes[3], 1, m.sizes[3] * m.sizes[1], m.sizes[1]};
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace tandem::passes
