@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the benchmarks on the libtorch peer, out of the box and tuned, then on tandem, and
 # rewrites their section of bench/RESULTS.md (the other section and "## History" are kept).
-#   bench/run_all.sh [BUILD_DIR] [all|core|train]   default build-bench (`./run bench`
+#   bench/run_all.sh [BUILD_DIR] [all|core|autograd|train]   default build-bench (`./run bench`
 #                                                    configures it) and all
 #   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
+#   autograd: the tape-overhead workloads of bench/autograd_workloads.h (the same programs,
+#          cases autograd/* and autograd_mem/*; core leaves them out)
 #   train: the training step of the two reference models (bench_train,
 #          bench_peer_torch_train; bench/train_harness.h), each model in its own process
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
@@ -13,12 +15,12 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | train) ;; *) echo "run_all.sh: unknown part '$what' (all, core or train)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd or train)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
 [[ $what != train ]] && bins+=(bench_core bench_peer_torch)
-[[ $what != core ]] && bins+=(bench_train bench_peer_torch_train)
+[[ $what == all || $what == train ]] && bins+=(bench_train bench_peer_torch_train)
 for bin in "${bins[@]}"; do
   [[ -x $build/bench/$bin ]] || { echo "run_all.sh: no $build/bench/$bin; build it with ./run bench" >&2; exit 1; }
 done
@@ -35,7 +37,7 @@ tuned=(OMP_WAIT_POLICY=PASSIVE ${coretype:+OPENBLAS_CORETYPE=$coretype})
 clean_env=(env -u OPENBLAS_CORETYPE -u OMP_WAIT_POLICY)
 
 # ---------------------------------------------------------------- core (Google Benchmark)
-if [[ $what != train ]]; then
+if [[ $what == all || $what == core ]]; then
   : > "$out/commands.txt"
   # Medians of 5 repetitions; a short minimum time keeps the whole run near a minute.
   flags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2)
@@ -46,7 +48,7 @@ if [[ $what != train ]]; then
   run_one() {
     local label=$1 prog=$2
     shift 2
-    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${flags[@]}" "${extra[@]}")
+    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${flags[@]}" --benchmark_filter=-^autograd "${extra[@]}")
     echo "== $label: ${cmd[*]}"
     echo "${cmd[*]}" >> "$out/commands.txt"
     "${cmd[@]}" --benchmark_out="$out/$label.json" --benchmark_out_format=json
@@ -62,8 +64,27 @@ if [[ $what != train ]]; then
   for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/$label.tsv"; done
 fi
 
+# ---------------------------------------------------------------- autograd (issue 4)
+if [[ $what == all || $what == autograd ]]; then
+  : > "$out/autograd_commands.txt"
+  read -r -a extra <<< "${BENCH_FLAGS:-}"
+  for label in torch_default torch_tuned tandem; do
+    prog=bench_core env=()
+    [[ $label != tandem ]] && prog=bench_peer_torch
+    [[ $label == torch_tuned ]] && env=("${tuned[@]}")
+    cmd=("${clean_env[@]}" "${env[@]}" "$build/bench/$prog" --benchmark_repetitions=5
+      --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 --benchmark_filter=^autograd "${extra[@]}")
+    echo "== autograd $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/autograd_commands.txt"
+    "${cmd[@]}" --benchmark_out="$out/autograd_$label.json" --benchmark_out_format=json
+  done
+  "$py" bench/report.py autograd --out bench/RESULTS.md --command "$command" --commands "$out/autograd_commands.txt" \
+    tandem="$out/autograd_tandem.json" torch_tuned="$out/autograd_torch_tuned.json" \
+    torch_default="$out/autograd_torch_default.json"
+fi
+
 # ---------------------------------------------------------------- training step
-if [[ $what != core ]]; then
+if [[ $what == all || $what == train ]]; then
   : > "$out/train_commands.txt"
   read -r -a tflags <<< "${TRAIN_FLAGS:-}"
   for label in tandem torch_tuned torch_default; do : > "$out/train_$label.tsv"; done
