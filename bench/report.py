@@ -6,6 +6,9 @@
       being the median wall time per iteration in ns (unit "ns", or "error: why").
   report.py md --out RESULTS.md --command CMD --commands FILE LABEL=RUN.tsv ...
       Rewrites the core section of RESULTS.md (Google Benchmark times per operation).
+  report.py autograd --out RESULTS.md --command CMD --commands FILE LABEL=RUN.json ...
+      Rewrites the autograd section (issue 4's tape overhead: autograd/* times and the
+      autograd_mem/* byte counters of bench/autograd_workloads.h, from the JSON).
   report.py train --out RESULTS.md --command CMD --commands FILE --load L LABEL=RUN.tsv ...
       Rewrites the training section (bench_train / bench_peer_torch_train lines
       `train/<case><TAB>samples/s` and `train_rss/<case><TAB>MiB`).
@@ -291,7 +294,92 @@ def now():
     return subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
 
 
-SECTIONS = ("core", "train", "compile")
+SECTIONS = ("core", "autograd", "train", "compile")
+
+
+# Issue 4's targets: (case, rule, limit); "abs" limits tandem's time in ns, "ratio" tandem /
+# torch tuned.
+AUTOGRAD_TARGETS = {"add_1elem_requires_grad": ("abs", 600.0), "mlp16_step": ("ratio", 0.5),
+                    "mlp16_step_zero_fill": ("ratio", 0.5)}
+AUTOGRAD_TITLES = {
+    "add_1elem_requires_grad": "`a + b`, 1-element float32 leaves with requires_grad (records the tape)",
+    "mlp16_forward": "tiny MLP 16-16-16-1, batch 1: forward + MSE loss only (tape recorded, then dropped)",
+    "mlp16_step": "tiny MLP: zero_grad(set_to_none) + forward + MSE + backward",
+    "mlp16_step_zero_fill": "tiny MLP: zero_grad (zero fill, libtorch 1.13's C++ default) + forward + MSE + backward",
+}
+MEM_TITLES = {
+    "mem_tensor_first_step": "allocator bytes left by the first step, minus the new .grad tensors",
+    "mem_tensor_retained": "allocator bytes left by 100 more steps (zero_grad zero-fills)",
+    "mem_tensor_peak_step": "allocator peak during one step, above the level before it",
+    "mem_heap_retained": "glibc heap bytes left by those 100 steps (tape nodes, caches)",
+}
+
+
+def gbench_medians(path):
+    """Google Benchmark JSON -> {case: {"ns": median wall ns, counter: median value}}."""
+    with open(path) as f:
+        runs = json.load(f)["benchmarks"]
+    have_median = any(r.get("aggregate_name") == "median" for r in runs)
+    out = {}
+    for r in runs:
+        name = r.get("run_name", r["name"]).removesuffix("/real_time").split("/iterations:")[0]
+        if r.get("error_occurred"):
+            out[name] = {"ns": "error: " + r.get("error_message", "?")}
+        elif (r.get("aggregate_name") == "median") if have_median else (r.get("run_type") == "iteration"):
+            row = {"ns": r["real_time"] * TO_NS[r.get("time_unit", "ns")]}
+            row.update({k: v for k, v in r.items() if k.startswith("mem_")})
+            out[name] = row
+    return out
+
+
+def autograd_section(args):
+    runs, loads = {}, []
+    for spec in args.runs:
+        label, path = spec.split("=", 1)
+        runs[label] = gbench_medians(path)
+        try:
+            with open(path) as f:
+                loads.append(f"{label} {json.load(f)['context']['load_avg'][0]:.2f}")
+        except (OSError, KeyError, IndexError, ValueError):
+            pass
+    tandem, tuned, default = (runs.get(k, {}) for k in ("tandem", "torch_tuned", "torch_default"))
+    with open(args.commands) as f:
+        commands = f.read().strip().splitlines()
+    out = ["## Latest run: autograd overhead", "",
+           "Issue 4's benchmarks of recording the autograd tape (bench/autograd_workloads.h, in",
+           "bench_core and bench_peer_torch; `./run bench autograd` reruns this section alone).",
+           "Times are medians of the wall time per operation or step: **lower is better**. Targets:",
+           "`a + b` with requires_grad <= 0.6 us; the MLP step <= 0.5x torch tuned.", ""]
+    out += run_lines(now(), args.command,
+                     f"- 1-minute load average as each program started: {', '.join(loads) or '?'}"
+                     " (well above 0 means something else was running and the times are noisy)", commands)
+    out += ["", "| case | tandem | torch tuned | torch out of box | tandem / torch tuned | target |",
+            "|---|---:|---:|---:|---:|---|"]
+    names = [n for n in dict.fromkeys([*tandem, *tuned, *default]) if n.startswith("autograd/")]
+    for n in names:
+        c = n.split("/", 1)[1]
+        t, p, d = ((r.get(n) or {}).get("ns") for r in (tandem, tuned, default))
+        target = "-"
+        if c in AUTOGRAD_TARGETS and isinstance(t, float):
+            rule, limit = AUTOGRAD_TARGETS[c]
+            if rule == "abs":
+                target = f"<= {fmt(limit)}: {'met' if t <= limit else 'NOT met'}"
+            elif isinstance(p, float) and p > 0:
+                target = f"<= {limit}x: {'met' if t / p <= limit else 'NOT met'}"
+        out.append(f"| {AUTOGRAD_TITLES.get(c, c)} | {fmt(t)} | {fmt(p)} | {fmt(d)} | {ratio(t, p)} | {target} |")
+    mem = [n for n in dict.fromkeys([*tandem, *tuned, *default]) if n.startswith("autograd_mem/")]
+    for n in mem:
+        out += ["", f"Memory of the tiny MLP step ({n.split('/', 1)[1]}), bytes (median of 5 runs; n/a: libtorch's",
+                "CPU allocator keeps no statistics outside its profiler). Backward without retain_graph",
+                "frees the whole tape, so the retained figures should be 0.", "",
+                "| figure | tandem | torch tuned | torch out of box |", "|---|---:|---:|---:|"]
+        for k, title in MEM_TITLES.items():
+            vals = []
+            for r in (tandem, tuned, default):
+                v = (r.get(n) or {}).get(k)
+                vals.append("-" if v is None else "n/a" if v < 0 else f"{v:,.0f}")
+            out.append(f"| {title} | {' | '.join(vals)} |")
+    return out
 
 
 def write_section(path, name, lines):
@@ -323,6 +411,10 @@ def md(args):
     write_section(args.out, "core", core_section(args))
 
 
+def autograd(args):
+    write_section(args.out, "autograd", autograd_section(args))
+
+
 def train(args):
     write_section(args.out, "train", train_section(args))
 
@@ -341,6 +433,11 @@ def main():
     m.add_argument("--command", required=True)
     m.add_argument("--commands", required=True, help="file with one program command line per line")
     m.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
+    ag = sub.add_parser("autograd")
+    ag.add_argument("--out", required=True)
+    ag.add_argument("--command", required=True)
+    ag.add_argument("--commands", required=True, help="file with one program command line per line")
+    ag.add_argument("runs", nargs="+", help="LABEL=RUN.json")
     tr = sub.add_parser("train")
     tr.add_argument("--out", required=True)
     tr.add_argument("--command", required=True)
@@ -360,6 +457,8 @@ def main():
         md(args)
     elif args.cmd == "compile":
         compile_cmd(args)
+    elif args.cmd == "autograd":
+        autograd(args)
     else:
         train(args)
 

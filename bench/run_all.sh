@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the benchmarks on the libtorch peer, out of the box and tuned, then on tandem, and
 # rewrites their section of bench/RESULTS.md (the other section and "## History" are kept).
-#   bench/run_all.sh [BUILD_DIR] [all|core|train|compile]   default build-bench (`./run
+#   bench/run_all.sh [BUILD_DIR] [all|core|autograd|train|compile]   default build-bench (`./run
 #                                                    bench` configures it) and all
 #   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
+#   autograd: the tape-overhead workloads of bench/autograd_workloads.h (the same programs,
+#          cases autograd/* and autograd_mem/*; core leaves them out)
 #   train: the training step of the two reference models (bench_train,
 #          bench_peer_torch_train; bench/train_harness.h), each model in its own process
 #   compile: CNN inference, tandem eager/compiled vs torch eager/TorchScript (bench_compile,
@@ -16,11 +18,11 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | train | compile) ;; *) echo "run_all.sh: unknown part '$what' (all, core, train or compile)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train | compile) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train or compile)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
-[[ $what == all || $what == core ]] && bins+=(bench_core bench_peer_torch)
+[[ $what == all || $what == core || $what == autograd ]] && bins+=(bench_core bench_peer_torch)
 [[ $what == all || $what == train ]] && bins+=(bench_train bench_peer_torch_train)
 [[ $what == all || $what == compile ]] && bins+=(bench_compile bench_peer_torch_compile)
 for bin in "${bins[@]}"; do
@@ -50,7 +52,7 @@ if [[ $what == all || $what == core ]]; then
   run_one() {
     local label=$1 prog=$2
     shift 2
-    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${flags[@]}" "${extra[@]}")
+    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${flags[@]}" --benchmark_filter=-^autograd "${extra[@]}")
     echo "== $label: ${cmd[*]}"
     echo "${cmd[*]}" >> "$out/commands.txt"
     "${cmd[@]}" --benchmark_out="$out/$label.json" --benchmark_out_format=json
@@ -64,6 +66,25 @@ if [[ $what == all || $what == core ]]; then
   "$py" bench/report.py md --out bench/RESULTS.md --command "$command" --commands "$out/commands.txt" \
     tandem="$out/tandem.tsv" torch_tuned="$out/torch_tuned.tsv" torch_default="$out/torch_default.tsv"
   for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/$label.tsv"; done
+fi
+
+# ---------------------------------------------------------------- autograd (issue 4)
+if [[ $what == all || $what == autograd ]]; then
+  : > "$out/autograd_commands.txt"
+  read -r -a extra <<< "${BENCH_FLAGS:-}"
+  for label in torch_default torch_tuned tandem; do
+    prog=bench_core env=()
+    [[ $label != tandem ]] && prog=bench_peer_torch
+    [[ $label == torch_tuned ]] && env=("${tuned[@]}")
+    cmd=("${clean_env[@]}" "${env[@]}" "$build/bench/$prog" --benchmark_repetitions=5
+      --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 --benchmark_filter=^autograd "${extra[@]}")
+    echo "== autograd $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/autograd_commands.txt"
+    "${cmd[@]}" --benchmark_out="$out/autograd_$label.json" --benchmark_out_format=json
+  done
+  "$py" bench/report.py autograd --out bench/RESULTS.md --command "$command" --commands "$out/autograd_commands.txt" \
+    tandem="$out/autograd_tandem.json" torch_tuned="$out/autograd_torch_tuned.json" \
+    torch_default="$out/autograd_torch_default.json"
 fi
 
 # ---------------------------------------------------------------- training step

@@ -1,8 +1,7 @@
 #include "tandem/autograd/engine.h"
 
-#include <queue>
-#include <unordered_map>
-#include <unordered_set>
+#include <algorithm>
+#include <cstdint>
 
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/ops/binary.h"
@@ -12,14 +11,65 @@ namespace tandem::autograd {
 
 namespace {
 
-struct ReadyOrder {
-  bool operator()(const Node* a, const Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
-};
-
 struct Capture {
   Node* node;
   uint32_t slot;
   Tensor grad;
+};
+
+// Open-addressing map Node* -> task index, for the few to few thousand nodes of one
+// backward (one allocation, no per-node heap nodes as std::unordered_map has).
+class NodeIndex {
+ public:
+  static constexpr uint32_t kNone = ~uint32_t{0};
+  explicit NodeIndex(size_t expected) { rehash(std::max<size_t>(16, 2 * expected)); }
+  uint32_t find(const Node* n) const {
+    for (size_t i = hash(n) & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].node == n) return slots_[i].index;
+      if (!slots_[i].node) return kNone;
+    }
+  }
+  // Inserts n with `index` unless present; returns n's index either way.
+  uint32_t insert(const Node* n, uint32_t index) {
+    if (2 * (count_ + 1) > slots_.size()) rehash(2 * slots_.size());
+    for (size_t i = hash(n) & mask_;; i = (i + 1) & mask_) {
+      if (slots_[i].node == n) return slots_[i].index;
+      if (!slots_[i].node) {
+        slots_[i] = {n, index};
+        ++count_;
+        return index;
+      }
+    }
+  }
+
+ private:
+  struct Slot {
+    const Node* node = nullptr;
+    uint32_t index = 0;
+  };
+  static size_t hash(const Node* n) {
+    return static_cast<size_t>((reinterpret_cast<uintptr_t>(n) >> 4) * 0x9E3779B97F4A7C15ULL >> 16);
+  }
+  void rehash(size_t capacity) {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(capacity, Slot{});
+    mask_ = capacity - 1;
+    count_ = 0;
+    for (const Slot& sl : old)
+      if (sl.node) insert(sl.node, sl.index);
+  }
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+  size_t count_ = 0;
+};
+
+// One node of the graph being run: its pending dependency count and input buffer.
+struct Task {
+  Node* node = nullptr;
+  int deps = 0;
+  bool needed = false;  // with captures: a capture is reachable from this node
+  bool queued = false;
+  SmallVec<Tensor, 2> buffer;  // gradients received so far, one per input slot
 };
 
 // Runs the graph reachable from `roots`. With `captures` (autograd::grad), only nodes
@@ -27,75 +77,103 @@ struct Capture {
 void run_graph(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads, bool keep_graph,
                bool create_graph, std::vector<Capture>* captures) {
   // 1. Dependencies: count the edges into each node from reachable nodes (iterative DFS).
-  std::unordered_map<Node*, int> deps;
-  std::vector<Node*> order;  // discovery order
-  std::unordered_set<Node*> seen;
-  std::vector<Node*> stack;
+  // tasks is in discovery order.
+  std::vector<Task> tasks;
+  tasks.reserve(64);
+  NodeIndex index(32);
+  SmallVec<uint32_t, 32> stack;
+  auto discover = [&](Node* n) -> uint32_t {
+    uint32_t next = static_cast<uint32_t>(tasks.size());
+    uint32_t k = index.insert(n, next);
+    if (k == next) {
+      tasks.emplace_back();
+      tasks.back().node = n;
+      stack.push_back(k);
+    }
+    return k;
+  };
   for (const Edge& r : roots)
-    if (r.valid() && seen.insert(r.node.get()).second) stack.push_back(r.node.get());
+    if (r.valid()) discover(r.node.get());
   while (!stack.empty()) {
-    Node* n = stack.back();
+    uint32_t k = stack.back();
     stack.pop_back();
-    order.push_back(n);
-    for (const Edge& e : n->next_edges()) {
+    for (const Edge& e : tasks[k].node->next_edges()) {
       if (!e.valid()) continue;
-      ++deps[e.node.get()];
-      if (seen.insert(e.node.get()).second) stack.push_back(e.node.get());
+      ++tasks[discover(e.node.get())].deps;
     }
   }
   // 2. With captures, a node is needed when a capture is reachable from it. Process in
   // reverse topological order (Kahn order from the roots, reversed).
-  std::unordered_set<Node*> needed;
   if (captures) {
-    std::unordered_map<Node*, int> d = deps;
-    std::vector<Node*> topo, ready;
-    for (Node* n : order)
-      if (!d.count(n)) ready.push_back(n);
-    while (!ready.empty()) {
-      Node* n = ready.back();
-      ready.pop_back();
-      topo.push_back(n);
-      for (const Edge& e : n->next_edges())
-        if (e.valid() && --d[e.node.get()] == 0) ready.push_back(e.node.get());
+    std::vector<int> d(tasks.size());
+    std::vector<uint32_t> topo, ready;
+    for (size_t k = 0; k < tasks.size(); ++k) {
+      d[k] = tasks[k].deps;
+      if (d[k] == 0) ready.push_back(static_cast<uint32_t>(k));
     }
-    std::unordered_set<Node*> targets;
-    for (const auto& c : *captures) targets.insert(c.node);
+    while (!ready.empty()) {
+      uint32_t k = ready.back();
+      ready.pop_back();
+      topo.push_back(k);
+      for (const Edge& e : tasks[k].node->next_edges())
+        if (e.valid()) {
+          uint32_t j = index.find(e.node.get());
+          if (--d[j] == 0) ready.push_back(j);
+        }
+    }
     for (auto it = topo.rbegin(); it != topo.rend(); ++it) {
-      Node* n = *it;
-      bool need = targets.count(n) > 0;
-      for (const Edge& e : n->next_edges())
-        if (e.valid() && needed.count(e.node.get())) need = true;
-      if (need) needed.insert(n);
+      Task& t = tasks[*it];
+      bool need = false;
+      for (const auto& c : *captures) need = need || c.node == t.node;
+      for (const Edge& e : t.node->next_edges())
+        if (e.valid() && tasks[index.find(e.node.get())].needed) need = true;
+      t.needed = need;
     }
   }
 
   // 3. Seed the input buffers and run ready nodes, latest-created first.
-  std::unordered_map<Node*, std::vector<Tensor>> buffers;
-  auto add_to = [&](Node* n, uint32_t slot, Tensor g) {
-    auto& buf = buffers[n];
-    if (buf.size() < n->num_inputs()) buf.resize(n->num_inputs());
+  auto add_to = [&](Task& t, uint32_t slot, Tensor g) {
+    auto& buf = t.buffer;
+    if (buf.size() < t.node->num_inputs()) buf.resize(t.node->num_inputs());
     if (!buf[slot].defined()) buf[slot] = std::move(g);
     else buf[slot] = buf[slot] + g;  // out of place: a caller may still hold the first
   };
   for (size_t i = 0; i < roots.size(); ++i)
-    if (roots[i].valid()) add_to(roots[i].node.get(), roots[i].input_nr, root_grads[i]);
+    if (roots[i].valid()) add_to(tasks[index.find(roots[i].node.get())], roots[i].input_nr, root_grads[i]);
 
-  std::priority_queue<Node*, std::vector<Node*>, ReadyOrder> ready;
+  // Max-heap of task indices by the node's sequence number.
+  std::vector<uint32_t> ready;
+  auto later = [&](uint32_t a, uint32_t b) { return tasks[a].node->sequence_nr() < tasks[b].node->sequence_nr(); };
+  auto push_ready = [&](uint32_t k) {
+    ready.push_back(k);
+    std::push_heap(ready.begin(), ready.end(), later);
+  };
   for (const Edge& r : roots) {
-    Node* n = r.node.get();
-    if (n && !deps.count(n) && seen.erase(n)) ready.push(n);  // erase: push each root once
+    if (!r.valid()) continue;
+    uint32_t k = index.find(r.node.get());
+    if (tasks[k].deps == 0 && !tasks[k].queued) {  // push each root once
+      tasks[k].queued = true;
+      push_ready(k);
+    }
   }
   // Keep the root nodes alive while they run even if the caller's tensors go away.
-  std::vector<std::shared_ptr<Node>> keep;
+  SmallVec<std::shared_ptr<Node>, 2> keep;
   for (const Edge& r : roots)
     if (r.valid()) keep.push_back(r.node);
 
   AutoGradMode mode(create_graph);
   while (!ready.empty()) {
-    Node* n = ready.top();
-    ready.pop();
-    std::vector<Tensor> grads = std::move(buffers[n]);
-    buffers.erase(n);
+    std::pop_heap(ready.begin(), ready.end(), later);
+    const uint32_t k = ready.back();
+    ready.pop_back();
+    Node* n = tasks[k].node;
+    std::vector<Tensor> grads;
+    {
+      auto& buf = tasks[k].buffer;
+      grads.reserve(n->num_inputs());
+      for (auto& g : buf) grads.push_back(std::move(g));
+      buf.clear();
+    }
     grads.resize(n->num_inputs());
     if (n->has_pre_hooks())
       for (uint32_t s = 0; s < grads.size(); ++s)
@@ -104,7 +182,7 @@ void run_graph(const std::vector<Edge>& roots, const std::vector<Tensor>& root_g
       for (auto& c : *captures)
         if (c.node == n && grads[c.slot].defined()) c.grad = grads[c.slot];
 
-    bool run = !captures || needed.count(n);
+    bool run = !captures || tasks[k].needed;
     if (captures && dynamic_cast<AccumulateGrad*>(n)) run = false;
     bool any = false;
     for (const auto& g : grads) any = any || g.defined();
@@ -116,9 +194,10 @@ void run_graph(const std::vector<Edge>& roots, const std::vector<Tensor>& root_g
     for (size_t i = 0; i < edges.size(); ++i) {
       const Edge& e = edges[i];
       if (!e.valid()) continue;
-      Node* next = e.node.get();
-      if (i < outs.size() && outs[i].defined()) add_to(next, e.input_nr, outs[i]);
-      if (--deps[next] == 0) ready.push(next);
+      const uint32_t j = index.find(e.node.get());
+      Task& next = tasks[j];
+      if (i < outs.size() && outs[i].defined()) add_to(next, e.input_nr, std::move(outs[i]));
+      if (--next.deps == 0) push_ready(j);
     }
   }
 }

@@ -61,7 +61,7 @@ std::vector<Tensor> wrap_outputs(const std::shared_ptr<CppNode>& node, const std
     for (const Tensor& in : inputs) is_input = is_input || (in.defined() && in.is_same(o));
     bool dirty = std::find(ctx.dirty_.begin(), ctx.dirty_.end(), o.impl()) != ctx.dirty_.end();
     // An input returned unchanged gets its own handle so its history is not overwritten.
-    if (is_input && !dirty) o = make_alias(o, o.sizes().vec(), o.strides().vec(), o.storage_offset());
+    if (is_input && !dirty) o = make_alias(o, o.sizes(), o.strides(), o.storage_offset());
     if (dirty) {
       AutogradMeta* m = get_meta(o);
       TANDEM_CHECK(!(o.requires_grad() && (!m || !m->grad_fn) && is_grad_enabled()), RuntimeError, ctx.name_,

@@ -10,8 +10,36 @@
 namespace tandem::autograd {
 
 // ---------------------------------------------------------------- OpNode
-OpNode::OpNode(const OpDef& o, ArrayRef<AttrValue> a, uint32_t num_outputs) : op(&o), attrs(a.vec()) {
+OpNode::OpNode(const OpDef& o, ArrayRef<AttrValue> a, uint32_t num_outputs) : op(&o) {
+  for (const AttrValue& v : a) attrs.push_back(v);
   num_inputs_ = num_outputs;
+}
+
+void OpNode::add_input_info(const Tensor& t) {
+  InputInfo info;
+  if (t.defined()) {
+    info.dims_at = static_cast<uint32_t>(dims.size());
+    info.ndim = static_cast<uint32_t>(t.dim());
+    for (int64_t v : t.sizes()) dims.push_back(v);
+    for (int64_t v : t.strides()) dims.push_back(v);
+    info.dtype = t.dtype();
+    info.defined = true;
+    info.storage_offset = t.storage_offset();
+    info.storage_numel = static_cast<int64_t>(t.storage()->nbytes()) / t.element_size();
+  }
+  input_info.push_back(info);
+}
+
+MetaRef OpNode::input_meta(size_t i) const {
+  const InputInfo& info = input_info[i];
+  MetaRef m;
+  m.defined = info.defined;
+  m.dtype = info.dtype;
+  m.sizes = IntArrayRef(dims.data() + info.dims_at, info.ndim);
+  m.strides = IntArrayRef(dims.data() + info.dims_at + info.ndim, info.ndim);
+  m.storage_offset = info.storage_offset;
+  m.storage_numel = info.storage_numel;
+  return m;
 }
 
 std::string OpNode::name() const {
@@ -45,25 +73,20 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
                "freed); pass retain_graph=true to the first backward if you need to backward twice");
   TANDEM_CHECK(op->backward != nullptr, NotImplementedError, op->name, "the derivative for '", op->name,
                "' is not implemented");
-  std::vector<Tensor> ins, outs;
+  const size_t n_in = input_info.size();
+  SmallVec<Tensor, 3> ins;
+  SmallVec<Tensor, 1> outs;
   for (const auto& s : saved_inputs) ins.push_back(s.unpack(*this));
   for (const auto& s : saved_outputs) outs.push_back(s.unpack(*this));
   std::vector<MetaRef> metas;
-  for (const auto& info : input_info) {
-    MetaRef m;
-    m.defined = info.defined;
-    m.dtype = info.dtype;
-    m.sizes = info.sizes;
-    m.strides = info.strides;
-    m.storage_offset = info.storage_offset;
-    m.storage_numel = info.storage_numel;
-    metas.push_back(m);
-  }
-  BackwardContext ctx{op->name.c_str(), ins, outs, grads, AttrReader(op->name.c_str(), attrs), needs_input_grad, metas};
+  metas.reserve(n_in);
+  for (size_t i = 0; i < n_in; ++i) metas.push_back(input_meta(i));
+  BackwardContext ctx{op->name.c_str(), ins.ref(), outs.ref(), grads, AttrReader(op->name.c_str(), attrs.ref()),
+                      std::vector<bool>(needs_input_grad.begin(), needs_input_grad.end()), std::move(metas)};
   std::vector<Tensor> result = op->backward(ctx);
-  TANDEM_INTERNAL_ASSERT(result.size() <= input_info.size(), "backward of ", op->name, " returned ", result.size(),
-                         " gradients for ", input_info.size(), " inputs");
-  result.resize(input_info.size());
+  TANDEM_INTERNAL_ASSERT(result.size() <= n_in, "backward of ", op->name, " returned ", result.size(),
+                         " gradients for ", n_in, " inputs");
+  result.resize(n_in);
   for (size_t i = 0; i < result.size(); ++i) {
     Tensor& g = result[i];
     if (!needs_input_grad[i]) {
@@ -71,9 +94,9 @@ std::vector<Tensor> OpNode::apply(std::vector<Tensor>&& grads) {
       continue;
     }
     if (!g.defined()) continue;
-    const auto& info = input_info[i];
+    const MetaRef& info = ctx.input_metas[i];
     TANDEM_INTERNAL_ASSERT(g.sizes().equals(info.sizes), "backward of ", op->name, " returned a gradient of shape ",
-                           g.sizes(), " for input ", i, " of shape ", IntArrayRef(info.sizes));
+                           g.sizes(), " for input ", i, " of shape ", info.sizes);
     if (g.dtype() != info.dtype && is_floating_point(info.dtype)) g = g.to(info.dtype);
     if (is_anomaly_enabled() && has_nan(g))
       throw RuntimeError(str_cat("[", name(), "] returned nan values in its ", i, "th output (anomaly mode); the forward op '",

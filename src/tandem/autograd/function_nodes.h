@@ -11,6 +11,8 @@
 namespace tandem::autograd {
 
 /// Backward of one dispatched op: unpacks what it saved and calls OpDef::backward.
+/// Everything it records lives inline in the node (one allocation per recorded op for
+/// ops of up to 3 inputs and 4-d shapes).
 class OpNode : public Node {
  public:
   OpNode(const OpDef& op, ArrayRef<AttrValue> attrs, uint32_t num_outputs);
@@ -18,20 +20,27 @@ class OpNode : public Node {
   std::string name() const override;
   void release_variables() override;
 
+  /// Records input i's metadata (undefined tensors too); call once per input, in order.
+  void add_input_info(const Tensor& t);
+  /// Forward input i's metadata as backward rules see it (BackwardContext::input_metas).
+  MetaRef input_meta(size_t i) const;
+  size_t num_forward_inputs() const { return input_info.size(); }
+
   const OpDef* op;
-  std::vector<AttrValue> attrs;
-  std::vector<SavedVariable> saved_inputs;   // one per input; defined where saved
-  std::vector<SavedVariable> saved_outputs;  // one per output; defined where saved
+  SmallVec<AttrValue, 2> attrs;
+  SmallVec<SavedVariable, 3> saved_inputs;   // one per input; defined where saved
+  SmallVec<SavedVariable, 1> saved_outputs;  // one per output; defined where saved
   struct InputInfo {
-    DimVector sizes;
-    DimVector strides;
+    uint32_t dims_at = 0;  // sizes at dims[dims_at], strides right after them
+    uint32_t ndim = 0;
     DType dtype = DType::Float32;
     bool defined = false;
     int64_t storage_offset = 0;
     int64_t storage_numel = 0;
   };
-  std::vector<InputInfo> input_info;
-  std::vector<bool> needs_input_grad;
+  SmallVec<InputInfo, 3> input_info;
+  SmallVec<int64_t, 16> dims;  // sizes and strides of all inputs
+  SmallVec<bool, 3> needs_input_grad;
   bool released = false;
 };
 

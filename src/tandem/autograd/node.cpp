@@ -45,24 +45,30 @@ Tensor Node::run_pre_hooks(uint32_t slot, Tensor g) const {
   return g;
 }
 
-// ---------------------------------------------------------------- NodeDeleter
+// ---------------------------------------------------------------- destroy_node
 namespace {
-thread_local std::vector<std::shared_ptr<Node>>* t_pending = nullptr;
-}
-void NodeDeleter::operator()(Node* n) const {
+// Children of destroyed nodes waiting for release: the outermost destroy_node on this
+// thread owns the list (inline room for a small graph: no allocation), nested calls add
+// to it. A pointer, not a thread_local container: nodes may be released while this
+// thread's other thread_locals are destroyed.
+using Pending = SmallVec<std::shared_ptr<Node>, 8>;
+thread_local Pending* t_pending = nullptr;
+}  // namespace
+
+void detail::destroy_node(Node* n) {
   // Detach the children first; their release is deferred to the loop below (or to the
-  // outermost deleter already running on this thread).
-  std::vector<std::shared_ptr<Node>> children;
-  for (auto& e : n->mutable_next_edges())
-    if (e.node) children.push_back(std::move(e.node));
+  // outermost call already running on this thread).
   if (t_pending) {
-    for (auto& c : children) t_pending->push_back(std::move(c));
-    delete n;  // saved tensors may drop more nodes: they land in *t_pending
+    for (auto& e : n->mutable_next_edges())
+      if (e.node) t_pending->push_back(std::move(e.node));
+    n->~Node();  // saved tensors may drop more nodes: their children land in *t_pending
     return;
   }
-  std::vector<std::shared_ptr<Node>> pending = std::move(children);
+  Pending pending;
+  for (auto& e : n->mutable_next_edges())
+    if (e.node) pending.push_back(std::move(e.node));
   t_pending = &pending;
-  delete n;
+  n->~Node();
   while (!pending.empty()) {
     std::shared_ptr<Node> p = std::move(pending.back());
     pending.pop_back();
@@ -81,7 +87,7 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output, const std::shared_
   if (is_output) {
     // Store an alias without history: the output's grad_fn is `owner`, and owning it
     // from here would be a cycle. unpack() re-attaches it.
-    data_ = make_alias(t, t.sizes().vec(), t.strides().vec(), t.storage_offset());
+    data_ = make_alias(t, t.sizes(), t.strides(), t.storage_offset());
     if (auto* m = get_meta(t)) output_nr_ = m->output_nr;
     grad_fn_ = owner;
   } else {
@@ -90,8 +96,12 @@ SavedVariable::SavedVariable(const Tensor& t, bool is_output, const std::shared_
 }
 
 Tensor SavedVariable::unpack(const Node& owner) const {
-  // The common case needs no name; build it only for the error message.
-  if (defined_ && !was_released_ && data_._version() == saved_version_) return unpack(std::string());
+  // The common cases need no name; build it only for the error message.
+  if (!defined_) return {};
+  if (!was_released_ && data_._version() == saved_version_) {
+    if (!is_output_) return data_;
+    return unpack(std::string());
+  }
   return unpack(owner.name());
 }
 
@@ -105,7 +115,7 @@ Tensor SavedVariable::unpack(const std::string& op) const {
                "a tensor of shape ", data_.sizes(), " is at version ", data_._version(), "; expected version ",
                saved_version_, " (it was saved for the backward of ", op, ")");
   if (!is_output_) return data_;
-  Tensor out = make_alias(data_, data_.sizes().vec(), data_.strides().vec(), data_.storage_offset());
+  Tensor out = make_alias(data_, data_.sizes(), data_.strides(), data_.storage_offset());
   if (requires_grad_) {
     if (auto fn = grad_fn_.lock()) set_history(out, fn, output_nr_);
   }
@@ -189,8 +199,9 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   } else if (is_grad_enabled()) {
     m.grad = m.grad + g;
   } else {
+    static const OpDef& add_inplace = *get_op("add").inplace;
     Tensor gd = m.grad;  // accumulate in place: users holding .grad see the sum
-    dispatch(*get_op("add").inplace, {gd, g});
+    dispatch(add_inplace, {gd, g});
   }
   for (auto& [id, hook] : m.post_acc_hooks) hook(variable_);
   return {};

@@ -6,8 +6,10 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "tandem/core/small_vector.h"
 #include "tandem/core/tensor.h"
 
 namespace tandem::autograd {
@@ -22,6 +24,10 @@ struct Edge {
   uint32_t input_nr = 0;
   bool valid() const { return static_cast<bool>(node); }
 };
+
+/// A node's outgoing edges, one per forward input: inline up to 3 (no allocation for
+/// unary, binary and addmm-like ops).
+using EdgeList = SmallVec<Edge, 3>;
 
 /// Hook on the gradient flowing into a node's input slot; may return a replacement
 /// (an undefined return keeps the gradient).
@@ -46,8 +52,8 @@ class Node : public std::enable_shared_from_this<Node> {
   /// Number of forward outputs (gradient slots this node receives).
   virtual uint32_t num_inputs() const { return num_inputs_; }
 
-  const std::vector<Edge>& next_edges() const { return next_edges_; }
-  std::vector<Edge>& mutable_next_edges() { return next_edges_; }
+  const EdgeList& next_edges() const { return next_edges_; }
+  EdgeList& mutable_next_edges() { return next_edges_; }
   /// Order of creation; later nodes run first among ready ones (deterministic).
   uint64_t sequence_nr() const { return sequence_nr_; }
   /// Tensor hooks registered on input slot `slot`, run before apply().
@@ -60,7 +66,7 @@ class Node : public std::enable_shared_from_this<Node> {
   std::string creation_context;
 
  protected:
-  std::vector<Edge> next_edges_;
+  EdgeList next_edges_;
   uint32_t num_inputs_ = 1;
 
  private:
@@ -73,14 +79,38 @@ class Node : public std::enable_shared_from_this<Node> {
   uint64_t sequence_nr_;
 };
 
-/// Deletes a node without recursion: a chain of 100,000 nodes would otherwise overflow
-/// the stack through nested shared_ptr destructors. Every node is created by make_node.
-struct NodeDeleter {
-  void operator()(Node* n) const;
+namespace detail {
+/// Destroys a node (runs its destructor; the memory is freed by shared_ptr) without
+/// recursion: a chain of 100,000 nodes would otherwise overflow the stack through nested
+/// shared_ptr destructors. The children it owned are released by the outermost call on
+/// this thread, one at a time.
+void destroy_node(Node* n);
+
+/// Allocator of make_node: std::allocator, except that destroying the node goes through
+/// destroy_node. allocate_shared with it puts the node and its reference counts in one
+/// allocation.
+template <typename T>
+struct NodeAllocator {
+  using value_type = T;
+  NodeAllocator() = default;
+  template <typename U>
+  NodeAllocator(const NodeAllocator<U>&) {}  // NOLINT
+  T* allocate(size_t n) { return std::allocator<T>().allocate(n); }
+  void deallocate(T* p, size_t n) { std::allocator<T>().deallocate(p, n); }
+  template <typename U>
+  void destroy(U* p) {
+    if constexpr (std::is_base_of_v<Node, U>) destroy_node(p);
+    else p->~U();
+  }
+  template <typename U>
+  bool operator==(const NodeAllocator<U>&) const { return true; }
 };
+}  // namespace detail
+
+/// Creates a node. Every node is created here (one allocation; non-recursive release).
 template <typename T, typename... Args>
 std::shared_ptr<T> make_node(Args&&... args) {
-  return std::shared_ptr<T>(new T(std::forward<Args>(args)...), NodeDeleter{});
+  return std::allocate_shared<T>(detail::NodeAllocator<T>(), std::forward<Args>(args)...);
 }
 
 /// A tensor saved for backward plus the version it had, so that an in-place change

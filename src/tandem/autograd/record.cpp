@@ -52,11 +52,7 @@ void record(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs,
   auto& edges = node->mutable_next_edges();
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& in = inputs[i];
-    OpNode::InputInfo info;
-    if (in.defined())
-      info = {in.sizes().vec(), in.strides().vec(), in.dtype(), true, in.storage_offset(),
-              static_cast<int64_t>(in.storage()->nbytes()) / in.element_size()};
-    node->input_info.push_back(std::move(info));
+    node->add_input_info(in);
     Edge e;
     if (in.defined() && input_differentiable(op, i) && in.is_floating_point()) e = input_edge(in);
     // An in-place op on a view always needs the gradient of the view's old value: it is
@@ -67,10 +63,12 @@ void record(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs,
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     bool save = i < 32 && (op.save_inputs >> i) & 1u;
-    if (save && op.is_inplace && i == 0 && t_inplace_original.defined()) {
+    if (!save) {
+      node->saved_inputs.emplace_back();
+    } else if (op.is_inplace && i == 0 && t_inplace_original.defined()) {
       node->saved_inputs.emplace_back(t_inplace_original, false, node);
     } else {
-      node->saved_inputs.emplace_back(save ? inputs[i] : Tensor(), false, node);
+      node->saved_inputs.emplace_back(inputs[i], false, node);
     }
   }
   t_inplace_original = Tensor();
@@ -96,7 +94,8 @@ void record(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs,
   }
   for (size_t k = 0; k < outputs.size(); ++k) {
     bool save = k < 32 && (op.save_outputs >> k) & 1u;
-    node->saved_outputs.emplace_back(save ? outputs[k] : Tensor(), true, node);
+    if (save) node->saved_outputs.emplace_back(outputs[k], true, node);
+    else node->saved_outputs.emplace_back();
   }
 }
 

@@ -31,10 +31,16 @@ class CachingCPUAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.num_allocations;
     void* p = nullptr;
-    auto it = free_.find(sz);
-    if (it != free_.end() && !it->second.empty()) {
-      p = it->second.back();
-      it->second.pop_back();
+    std::vector<void*>* cached = nullptr;
+    if (sz <= kSmallMax) {
+      cached = &small_free_[sz / kAlignment];
+    } else {
+      auto it = free_.find(sz);
+      if (it != free_.end()) cached = &it->second;
+    }
+    if (cached && !cached->empty()) {
+      p = cached->back();
+      cached->pop_back();
       ++stats_.num_cache_hits;
     } else {
       p = std::aligned_alloc(kAlignment, sz);
@@ -58,7 +64,8 @@ class CachingCPUAllocator final : public Allocator {
     size_t sz = round_size(nbytes);
     std::lock_guard<std::mutex> lock(mu_);
     stats_.bytes_in_use -= static_cast<int64_t>(sz);
-    free_[sz].push_back(p);
+    if (sz <= kSmallMax) small_free_[sz / kAlignment].push_back(p);
+    else free_[sz].push_back(p);
   }
 
   Device device() const override { return kCPU; }
@@ -80,6 +87,11 @@ class CachingCPUAllocator final : public Allocator {
 
  private:
   void release_cached_locked() {
+    for (size_t c = 0; c < kSmallClasses; ++c) {
+      for (void* b : small_free_[c]) std::free(b);
+      stats_.bytes_reserved -= static_cast<int64_t>(c * kAlignment * small_free_[c].size());
+      small_free_[c].clear();
+    }
     for (auto& [sz, blocks] : free_) {
       for (void* b : blocks) std::free(b);
       stats_.bytes_reserved -= static_cast<int64_t>(sz * blocks.size());
@@ -89,8 +101,13 @@ class CachingCPUAllocator final : public Allocator {
   }
   void release_all() { release_cached_locked(); }
 
+  // Size classes up to kSmallMax (multiples of 64 bytes) are indexed directly: the blocks
+  // of small tensors are found without a map lookup.
+  static constexpr size_t kSmallMax = 1024;
+  static constexpr size_t kSmallClasses = kSmallMax / kAlignment + 1;
   mutable std::mutex mu_;
-  std::map<size_t, std::vector<void*>> free_;  // size class -> cached blocks (ordered: reproducible)
+  std::vector<void*> small_free_[kSmallClasses];  // [size / 64] -> cached blocks
+  std::map<size_t, std::vector<void*>> free_;  // larger size class -> cached blocks (ordered: reproducible)
   AllocatorStats stats_;
 };
 

@@ -5,15 +5,45 @@
 
 namespace tandem {
 
-TensorImpl::TensorImpl(Storage storage, DType dtype, DimVector sizes, DimVector strides, int64_t offset)
-    : storage_(std::move(storage)), sizes_(std::move(sizes)), strides_(std::move(strides)),
-      offset_(offset), dtype_(dtype) {
+TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset)
+    : storage_(std::move(storage)), offset_(offset), dtype_(dtype) {
+  reserve_dims(sizes.size());
+  std::copy(sizes.begin(), sizes.end(), dims_);
+  std::copy(strides.begin(), strides.end(), dims_ + ndim_);
   refresh();
 }
 
-void TensorImpl::set_geometry(DimVector sizes, DimVector strides, int64_t offset) {
-  sizes_ = std::move(sizes);
-  strides_ = std::move(strides);
+TensorImpl::TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, int64_t offset)
+    : storage_(std::move(storage)), offset_(offset), dtype_(dtype) {
+  reserve_dims(sizes.size());
+  int64_t acc = 1;
+  for (size_t i = ndim_; i-- > 0;) {
+    dims_[i] = sizes[i];
+    dims_[ndim_ + i] = acc;
+    acc *= std::max<int64_t>(sizes[i], 1);
+  }
+  refresh();
+}
+
+TensorImpl::~TensorImpl() {
+  if (dims_ != inline_dims_) delete[] dims_;
+}
+
+void TensorImpl::reserve_dims(size_t ndim) {
+  if (ndim > kInlineDims && (dims_ == inline_dims_ || ndim > ndim_)) {
+    auto* block = new int64_t[2 * ndim];
+    if (dims_ != inline_dims_) delete[] dims_;
+    dims_ = block;
+  }
+  ndim_ = ndim;
+}
+
+void TensorImpl::set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t offset) {
+  // The arguments may point into this tensor's own geometry: copy them first.
+  DimVector sz = sizes.vec(), st = strides.vec();
+  reserve_dims(sz.size());
+  std::copy(sz.begin(), sz.end(), dims_);
+  std::copy(st.begin(), st.end(), dims_ + ndim_);
   offset_ = offset;
   refresh();
 }
@@ -21,7 +51,7 @@ void TensorImpl::set_geometry(DimVector sizes, DimVector strides, int64_t offset
 void TensorImpl::set_data_from(const TensorImpl& src) {
   storage_ = src.storage_;
   dtype_ = src.dtype_;
-  set_geometry(src.sizes_, src.strides_, src.offset_);
+  set_geometry(src.sizes(), src.strides(), src.offset_);
 }
 
 void Tensor::set_data(const Tensor& new_data) const {
@@ -33,8 +63,8 @@ void Tensor::set_data(const Tensor& new_data) const {
 }
 
 void TensorImpl::refresh() {
-  numel_ = multiply_integers(sizes_);
-  is_contiguous_ = compute_is_contiguous(sizes_, strides_);
+  numel_ = multiply_integers(sizes());
+  is_contiguous_ = compute_is_contiguous(sizes(), strides());
 }
 
 DimVector contiguous_strides(IntArrayRef sizes) {
@@ -97,9 +127,8 @@ void throw_item_overflow(const Scalar& s, DType target) {
 }
 }  // namespace detail
 
-Tensor make_alias(const Tensor& base, DimVector sizes, DimVector strides, int64_t storage_offset) {
-  return Tensor(IntrusivePtr<TensorImpl>::make(base.storage(), base.dtype(), std::move(sizes),
-                                               std::move(strides), storage_offset));
+Tensor make_alias(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset) {
+  return Tensor(IntrusivePtr<TensorImpl>::make(base.storage(), base.dtype(), sizes, strides, storage_offset));
 }
 
 Tensor empty_tensor(IntArrayRef sizes, DType dtype, Device device) {
@@ -107,8 +136,7 @@ Tensor empty_tensor(IntArrayRef sizes, DType dtype, Device device) {
   int64_t n = multiply_integers(sizes);
   auto storage = Storage::make(static_cast<size_t>(n * element_size(dtype)), &cpu_allocator());
   (void)device;
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes.vec(),
-                                               contiguous_strides(sizes), 0));
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes, int64_t{0}));
 }
 
 Tensor empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, DType dtype, Device device) {
@@ -125,7 +153,7 @@ Tensor empty_strided_tensor(IntArrayRef sizes, IntArrayRef strides, DType dtype,
   if (empty) extent = 0;
   auto storage = Storage::make(static_cast<size_t>(extent * element_size(dtype)), &cpu_allocator());
   (void)device;
-  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes.vec(), strides.vec(), 0));
+  return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes, strides, int64_t{0}));
 }
 
 }  // namespace tandem

@@ -65,13 +65,19 @@ struct AutogradMetaBase {
 /// The state behind a Tensor handle. Users reach it through Tensor only.
 class TensorImpl : public RefCounted {
  public:
-  TensorImpl(Storage storage, DType dtype, DimVector sizes, DimVector strides, int64_t offset);
+  /// Copies `sizes` and `strides` (same length): up to kInlineDims dims are kept inline,
+  /// so most tensors cost no allocation for their geometry.
+  TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, IntArrayRef strides, int64_t offset);
+  /// Contiguous strides computed from `sizes`.
+  TensorImpl(Storage storage, DType dtype, IntArrayRef sizes, int64_t offset);
+  ~TensorImpl() override;
+  static constexpr size_t kInlineDims = 5;
 
   const Storage& storage() const { return storage_; }
   DType dtype() const { return dtype_; }
   Device device() const { return storage_->device(); }
-  const DimVector& sizes() const { return sizes_; }
-  const DimVector& strides() const { return strides_; }
+  IntArrayRef sizes() const { return {dims_, ndim_}; }
+  IntArrayRef strides() const { return {dims_ + ndim_, ndim_}; }
   int64_t storage_offset() const { return offset_; }
   int64_t numel() const { return numel_; }
   bool is_contiguous() const { return is_contiguous_; }
@@ -83,7 +89,7 @@ class TensorImpl : public RefCounted {
   AutogradMetaBase* autograd_meta() const { return autograd_meta_.get(); }
   void set_autograd_meta(std::unique_ptr<AutogradMetaBase> m) { autograd_meta_ = std::move(m); }
   /// Replaces the geometry (used by in-place resize and set_): recomputes numel/contiguity.
-  void set_geometry(DimVector sizes, DimVector strides, int64_t offset);
+  void set_geometry(IntArrayRef sizes, IntArrayRef strides, int64_t offset);
   void set_storage(Storage s) { storage_ = std::move(s); }
   /// Takes src's storage, dtype and geometry; keeps this impl's identity, flags and
   /// autograd meta (Tensor::set_data).
@@ -94,9 +100,12 @@ class TensorImpl : public RefCounted {
 
  private:
   void refresh();
+  /// Points dims_ at room for `ndim` sizes followed by `ndim` strides.
+  void reserve_dims(size_t ndim);
   Storage storage_;
-  DimVector sizes_;
-  DimVector strides_;
+  int64_t* dims_ = inline_dims_;  ///< [sizes..., strides...]: inline_dims_ or a heap block
+  size_t ndim_ = 0;
+  int64_t inline_dims_[2 * kInlineDims];
   int64_t offset_ = 0;
   int64_t numel_ = 1;
   DType dtype_;
@@ -130,7 +139,7 @@ class Tensor {
   int64_t ndimension() const { return dim(); }
   IntArrayRef sizes() const { return impl_->sizes(); }
   IntArrayRef strides() const { return impl_->strides(); }
-  DimVector shape() const { return impl_->sizes(); }
+  DimVector shape() const { return impl_->sizes().vec(); }
   /// Size of dim `d` (negative counts from the end); IndexError when out of range.
   int64_t size(int64_t d) const;
   int64_t stride(int64_t d) const;
@@ -583,7 +592,7 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t);
 // ---- helpers used by every layer (core) ----
 /// A new tensor aliasing `base`'s storage with the given geometry (no autograd).
 /// The caller is responsible for the geometry staying inside the storage.
-Tensor make_alias(const Tensor& base, DimVector sizes, DimVector strides, int64_t storage_offset);
+Tensor make_alias(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, int64_t storage_offset);
 /// Allocates an uninitialised contiguous tensor through the device allocator.
 Tensor empty_tensor(IntArrayRef sizes, DType dtype, Device device = kCPU);
 /// Allocates an uninitialised tensor with explicit strides (storage sized to fit).

@@ -2,6 +2,7 @@
 
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "tandem/core/grad_mode.h"
@@ -253,11 +254,13 @@ void run_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> attr
   out = std::move(ctx.outputs);
 }
 
-void cached_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> attrs, DType common,
-                 SmallVec<TensorMeta, 2>& out) {
+// Returns the output metas: the cache's own entry on a hit (no copy), else `scratch`
+// filled by the meta function. The reference is valid until the next dispatch.
+const SmallVec<TensorMeta, 2>& cached_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> attrs,
+                                           DType common, SmallVec<TensorMeta, 2>& scratch) {
   if (!g_meta_cache_enabled || !op.cacheable_meta) {
-    run_meta(op, metas, attrs, common, out);
-    return;
+    run_meta(op, metas, attrs, common, scratch);
+    return scratch;
   }
   auto& cache = t_meta_cache;
   MetaCacheEntry entry;
@@ -266,14 +269,14 @@ void cached_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> a
   auto it = cache.map.find(h);
   if (it != cache.map.end() && same_key(it->second.key, entry.key)) {
     ++cache.stats.hits;
-    out = it->second.outputs;
-    return;
+    return it->second.outputs;
   }
   ++cache.stats.misses;
-  run_meta(op, metas, attrs, common, out);
+  run_meta(op, metas, attrs, common, scratch);
   if (cache.map.size() >= kMetaCacheMax) cache.map.clear();
-  entry.outputs = out;
+  entry.outputs = scratch;
   cache.map[h] = std::move(entry);
+  return scratch;
 }
 
 Tensor allocate(const TensorMeta& m) {
@@ -348,15 +351,18 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
     return outputs;
   }
 
-  SmallVec<TensorMeta, 2> out_metas;
+  SmallVec<TensorMeta, 2> meta_scratch;
+  const SmallVec<TensorMeta, 2>* out_metas_p = &meta_scratch;
   if (!op.dynamic_shape) {
-    cached_meta(op, metas.ref(), attrs, common, out_metas);
+    out_metas_p = &cached_meta(op, metas.ref(), attrs, common, meta_scratch);
   } else {
     // Dynamic-shape ops validate in meta too (their data-dependent sizes are -1 there);
     // the kernel allocates and pushes the outputs.
-    run_meta(op, metas.ref(), attrs, common, out_metas);
-    out_metas.clear();
+    run_meta(op, metas.ref(), attrs, common, meta_scratch);
+    meta_scratch.clear();
   }
+  // Read only before the kernel runs: a nested dispatch may change the cache.
+  const SmallVec<TensorMeta, 2>& out_metas = *out_metas_p;
 
   if (op.is_inplace) {
     const Tensor& self = inputs[0];
@@ -369,13 +375,17 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
       TANDEM_CHECK(self.strides()[d] != 0 || self.sizes()[d] <= 1, ValueError, op.name,
                    "unsupported operation: more than one element of the written-to tensor refers to a single "
                    "memory location (sizes ", self.sizes(), ", strides ", self.strides(), "); clone() it first");
+    // The checker may dispatch (clone), which may change the meta cache holding m.
+    const bool same_dtype = m.dtype == self.dtype();
+    std::optional<TensorMeta> wider;
+    if (!same_dtype) wider = m;
     if (g_inplace_checker) g_inplace_checker(op, inputs);
-    if (m.dtype == self.dtype()) {
+    if (same_dtype) {
       outputs.push_back(self);
       KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
       op.cpu_kernel(kc);
     } else {
-      outputs.push_back(allocate(m));
+      outputs.push_back(allocate(*wider));
       KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
       op.cpu_kernel(kc);
       kernels::copy_kernel(self, outputs[0]);

@@ -88,8 +88,13 @@ NamedTensors Module::named_parameters(bool recurse) const {
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
+  // named_parameters' order, without building the names (zero_grad calls this every step).
   std::vector<Tensor> out;
-  for (auto& [n, t] : named_parameters(recurse)) out.push_back(t);
+  for (const auto& p : params_)
+    if (p.second.defined()) out.push_back(p.second);
+  if (recurse)
+    for (const auto& [cn, c] : children_)
+      for (Tensor& t : c->parameters(true)) out.push_back(std::move(t));
   return out;
 }
 
