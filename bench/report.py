@@ -369,7 +369,7 @@ def autograd_section(args):
         out.append(f"| {AUTOGRAD_TITLES.get(c, c)} | {fmt(t)} | {fmt(p)} | {fmt(d)} | {ratio(t, p)} | {target} |")
     mem = [n for n in dict.fromkeys([*tandem, *tuned, *default]) if n.startswith("autograd_mem/")]
     for n in mem:
-        out += ["", f"Memory of the tiny MLP step ({n.split('/', 1)[1]}), bytes (median of 5 runs; n/a: libtorch's",
+        out += ["", f"Memory of the tiny MLP step ({n.split('/', 1)[1]}), bytes (median of the repetitions; n/a: libtorch's",
                 "CPU allocator keeps no statistics outside its profiler). Backward without retain_graph",
                 "frees the whole tape, so the retained figures should be 0.", "",
                 "| figure | tandem | torch tuned | torch out of box |", "|---|---:|---:|---:|"]

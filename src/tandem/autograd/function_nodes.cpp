@@ -25,7 +25,8 @@ void OpNode::add_input_info(const Tensor& t) {
     info.dtype = t.dtype();
     info.defined = true;
     info.storage_offset = t.storage_offset();
-    info.storage_numel = static_cast<int64_t>(t.storage()->nbytes()) / t.element_size();
+    // Element sizes are powers of two: a shift, not a division, per recorded input.
+    info.storage_numel = static_cast<int64_t>(t.storage()->nbytes() >> __builtin_ctzll(t.element_size()));
   }
   input_info.push_back(info);
 }

@@ -16,7 +16,22 @@ std::atomic<bool> g_anomaly{false};
 thread_local std::vector<std::string> t_anomaly_scopes;
 }  // namespace
 
-Node::Node() : sequence_nr_(g_sequence.fetch_add(1, std::memory_order_relaxed)) {
+namespace {
+// Sequence numbers are taken from the global counter in blocks, so creating a node costs
+// no atomic operation; numbers stay unique and follow creation order within a thread.
+constexpr uint64_t kSequenceBlock = 1024;
+thread_local uint64_t t_sequence_next = 0;
+thread_local uint64_t t_sequence_end = 0;
+uint64_t next_sequence_nr() {
+  if (t_sequence_next == t_sequence_end) {
+    t_sequence_next = g_sequence.fetch_add(kSequenceBlock, std::memory_order_relaxed);
+    t_sequence_end = t_sequence_next + kSequenceBlock;
+  }
+  return t_sequence_next++;
+}
+}  // namespace
+
+Node::Node() : sequence_nr_(next_sequence_nr()) {
   if (is_anomaly_enabled()) creation_context = current_anomaly_context();
 }
 

@@ -1,5 +1,6 @@
 #include "tandem/dispatch/dispatcher.h"
 
+#include <cstring>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -86,7 +87,8 @@ MetaRef MetaRef::of(const Tensor& t) {
   m.device = t.device();
   m.is_wrapped_number = t.impl()->is_wrapped_number();
   m.storage_offset = t.storage_offset();
-  m.storage_numel = static_cast<int64_t>(t.storage()->nbytes()) / t.element_size();
+  // Element sizes are powers of two: a shift, not a division, per input of every call.
+  m.storage_numel = static_cast<int64_t>(t.storage()->nbytes() >> __builtin_ctzll(t.element_size()));
   return m;
 }
 
@@ -169,32 +171,47 @@ thread_local MetaCache t_meta_cache;
 bool g_meta_cache_enabled = true;
 constexpr size_t kMetaCacheMax = 8192;
 
-void build_key(SmallVec<int64_t, 24>& key, const OpDef& op, ArrayRef<MetaRef> in, ArrayRef<AttrValue> attrs,
-               DType common) {
-  key.push_back(op.id);
-  key.push_back(static_cast<int64_t>(common));
+// The key of one call, built in a local buffer: a plain array write per value (a SmallVec
+// push_back per value rereads its size through memory, since int64 stores may alias it).
+struct MetaKey {
+  static constexpr size_t kInline = 48;
+  int64_t inline_buf[kInline];
+  std::vector<int64_t> heap;  // keys longer than kInline (many inputs or dims)
+  const int64_t* data = inline_buf;
+  size_t size = 0;
+  uint64_t hash = 0;
+};
+
+void build_key(MetaKey& key, const OpDef& op, ArrayRef<MetaRef> in, ArrayRef<AttrValue> attrs, DType common) {
+  size_t n = 2 + attrs.size();
+  for (const MetaRef& m : in) n += m.defined ? 2 + m.sizes.size() : 1;
+  int64_t* p = key.inline_buf;
+  if (n > MetaKey::kInline) {
+    key.heap.resize(n);
+    p = key.heap.data();
+  }
+  int64_t* const begin = p;
+  *p++ = op.id;
+  *p++ = static_cast<int64_t>(common);
   for (const MetaRef& m : in) {
     if (!m.defined) {
-      key.push_back(-1);
+      *p++ = -1;
       continue;
     }
-    key.push_back((static_cast<int64_t>(m.dtype) << 8) | (m.is_wrapped_number ? 2 : 0) |
-                  (compute_is_contiguous(m.sizes, m.strides) ? 1 : 0));
-    key.push_back(m.dim());
-    for (int64_t s : m.sizes) key.push_back(s);
+    *p++ = (static_cast<int64_t>(m.dtype) << 8) | (m.is_wrapped_number ? 2 : 0) |
+           (compute_is_contiguous(m.sizes, m.strides) ? 1 : 0);
+    *p++ = m.dim();
+    for (int64_t s : m.sizes) *p++ = s;
   }
-  for (const AttrValue& a : attrs) key.push_back(static_cast<int64_t>(hash_attr(a)));
-}
-uint64_t hash_key(const SmallVec<int64_t, 24>& key) {
+  for (const AttrValue& a : attrs) *p++ = static_cast<int64_t>(hash_attr(a));
+  key.data = begin;
+  key.size = static_cast<size_t>(p - begin);
   uint64_t h = 1469598103934665603ULL;
-  for (int64_t v : key) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ULL;
-  return h;
+  for (size_t i = 0; i < key.size; ++i) h = (h ^ static_cast<uint64_t>(begin[i])) * 1099511628211ULL;
+  key.hash = h;
 }
-bool same_key(const SmallVec<int64_t, 24>& a, const SmallVec<int64_t, 24>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i] != b[i]) return false;
-  return true;
+bool same_key(const SmallVec<int64_t, 24>& stored, const MetaKey& key) {
+  return stored.size() == key.size && std::memcmp(stored.data(), key.data, key.size * sizeof(int64_t)) == 0;
 }
 }  // namespace
 
@@ -263,17 +280,19 @@ const SmallVec<TensorMeta, 2>& cached_meta(const OpDef& op, ArrayRef<MetaRef> me
     return scratch;
   }
   auto& cache = t_meta_cache;
-  MetaCacheEntry entry;
-  build_key(entry.key, op, metas, attrs, common);
-  uint64_t h = hash_key(entry.key);
+  MetaKey key;
+  build_key(key, op, metas, attrs, common);
+  const uint64_t h = key.hash;
   auto it = cache.map.find(h);
-  if (it != cache.map.end() && same_key(it->second.key, entry.key)) {
+  if (it != cache.map.end() && same_key(it->second.key, key)) {
     ++cache.stats.hits;
     return it->second.outputs;
   }
   ++cache.stats.misses;
   run_meta(op, metas, attrs, common, scratch);
   if (cache.map.size() >= kMetaCacheMax) cache.map.clear();
+  MetaCacheEntry entry;
+  for (size_t i = 0; i < key.size; ++i) entry.key.push_back(key.data[i]);
   entry.outputs = scratch;
   cache.map[h] = std::move(entry);
   return scratch;
