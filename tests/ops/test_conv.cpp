@@ -79,6 +79,37 @@ TEST(Conv, ChannelsLastInputNeedsNoCopyAndMatches) {
   expect_close(conv2d(x, wt), conv2d(x, w), 1e-6, 1e-5);
 }
 
+// A float32 batch runs in slices spread over the threads (onednn::conv2d_f32); these
+// batches do not divide into equal slices, so a wrong slice offset, a missed last slice
+// or a slice written over another shows up against float64 and against one image at a
+// time. Includes a first layer (1 input channel), nChw16c-sized channel counts, groups
+// and a channels-last input, on 2 threads and on 1.
+TEST(Conv, BatchSlicesMatchFloat64AndSingleImages) {
+  const std::vector<ConvCase> cases = {
+      {9, 1, 28, 28, 32, 3, 3, 1, 1, 1, 1}, {7, 16, 12, 12, 32, 3, 3, 1, 1, 1, 1}, {5, 32, 14, 14, 64, 3, 3, 1, 1, 1, 1},
+      {6, 8, 10, 10, 8, 3, 3, 2, 1, 1, 2},
+  };
+  const int threads = get_num_threads();
+  for (int t : {2, 1}) {
+    set_num_threads(t);
+    for (const auto& k : cases) {
+      SCOPED_TRACE(::testing::Message() << "threads=" << t << " n=" << k.n << " c=" << k.c << " oc=" << k.oc);
+      Tensor x = make({k.n, k.c, k.h, k.w}, kFloat64, 7), w = make({k.oc, k.c / k.groups, k.kh, k.kw}, kFloat64, 8);
+      Tensor b = make({k.oc}, kFloat64, 9);
+      Tensor want = conv2d(x, w, b, {k.stride}, {k.pad}, {k.dil}, k.groups);
+      Tensor xf = x.to(kFloat32), wf = w.to(kFloat32), bf = b.to(kFloat32);
+      Tensor got = conv2d(xf, wf, bf, {k.stride}, {k.pad}, {k.dil}, k.groups);
+      expect_close(got, want, 1e-5, 1e-4);
+      Tensor nhwc = xf.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});
+      expect_close(conv2d(nhwc, wf, bf, {k.stride}, {k.pad}, {k.dil}, k.groups), got, 1e-6, 1e-5);
+      for (int64_t i = 0; i < k.n; ++i)
+        expect_close(conv2d(xf.narrow(0, i, 1), wf, bf, {k.stride}, {k.pad}, {k.dil}, k.groups), got.narrow(0, i, 1),
+                     1e-6, 1e-5);
+    }
+  }
+  set_num_threads(threads);
+}
+
 TEST(Conv, Bfloat16TransposedConvolutionRoundsFloat32) {
   Tensor x = make({1, 4, 5, 5}, kBFloat16, 7), w = make({4, 3, 3, 3}, kBFloat16, 8), b = make({3}, kBFloat16, 9);
   Tensor got = conv_transpose2d(x, w, b, {2}, {1}, {1});

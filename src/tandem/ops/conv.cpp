@@ -400,7 +400,7 @@ TANDEM_REGISTER_OP(conv2d) {
 // _fused_conv2d(input, weight, bias?; stride, padding, dilation, groups, relu, pool_kernel,
 // pool_stride, channels_last) = max_pool2d(relu(conv2d(...)), pool_kernel, pool_stride),
 // written with channels-last strides when channels_last (the pass sets it when another
-// convolution reads the result, so that one needs no input reorder): compiled mode's
+// convolution reads the result: contiguous channel-block stores): compiled mode's
 // fused convolution block, made by the fuse_conv_blocks pass from a conv2d whose result
 // only a relu reads (and whose result only a max_pool2d without padding, dilation or
 // ceil_mode reads). Bitwise the unfused result (kernels::conv2d_block_forward). relu=false
@@ -425,7 +425,7 @@ TANDEM_REGISTER_OP(_fused_conv2d) {
                  ", expected float32");
     const Conv2dGeometry g = conv_geometry(c.op, c.inputs, c.attrs, false);
     const kernels::Pool2dGeometry p = fused_pool_geometry(c.op, g, c.attrs);
-    DimVector strides;  // channels last: what the next convolution's primitive reads
+    DimVector strides;  // channels last: cheaper to write, as cheap for the next convolution to read
     if (c.attrs.b(7)) strides = {p.OH * p.OW * g.OC, 1, p.OW * g.OC, g.OC};
     c.outputs.push_back(TensorMeta{kFloat32, {g.N, g.OC, p.OH, p.OW}, std::move(strides)});
   };

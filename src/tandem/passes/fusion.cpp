@@ -86,7 +86,8 @@ bool fuse_conv_blocks(ir::Graph& g) {
   }
   if (changed) g.compact();
   // A fused block whose result only another convolution reads writes it channels last:
-  // the layout oneDNN's convolution prefers, so that one reorders nothing.
+  // the epilogue then stores whole channel blocks (not one scalar per channel plane), and
+  // the next convolution reorders its input slice by slice while it is in cache.
   const std::vector<int> uses = g.use_counts();
   for (auto& n : g.mutable_nodes()) {
     if (n.op != fused || n.attrs.size() != 8 || n.attrs[7] == AttrValue(true)) continue;

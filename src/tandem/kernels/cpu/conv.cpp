@@ -361,8 +361,10 @@ void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tens
       onednn::conv2d_f32_to_layout(g, static_cast<const float*>(x.data_ptr()), strides4(x),
                                    static_cast<const float*>(w.data_ptr()), strides4(w),
                                    b.defined() ? static_cast<const float*>(b.data_ptr()) : nullptr,
-                                   [&](const float* data, int64_t cblock, const int64_t* st) {
-                                     relu_max_pool_layout_f32(pg, data, cblock, st, relu, yp, os);
+                                   [&](int64_t n0, int64_t n, const float* data, int64_t cblock, const int64_t* st) {
+                                     Pool2dGeometry slice = pg;
+                                     slice.N = n;
+                                     relu_max_pool_layout_f32(slice, data, cblock, st, relu, yp + n0 * os[0], os);
                                    });
       return;
     } catch (const RuntimeError&) {

@@ -88,10 +88,11 @@ void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t c
 /// Compiled mode's fused convolution block (op _fused_conv2d):
 ///   out = max_pool2d(relu(conv2d(input, weight) + bias))   (relu and pooling optional)
 /// with the values of the unfused kernels (bitwise): a float32 convolution runs the same
-/// oneDNN primitive as conv2d_forward but its result stays in the primitive's layout in a
-/// temporary buffer, and ReLU + pooling read it from there and write `out` once (with
-/// out's strides: NCHW, or channels last for a next convolution, which then needs no
-/// reorder of its input), instead of a reorder to NCHW, a ReLU pass and a pooling pass.
+/// oneDNN primitives as conv2d_forward (a batch in slices, see onednn::conv2d_f32) but each
+/// slice's result stays in the primitive's layout in a temporary buffer, and ReLU + pooling
+/// read it from there while it is in cache and write `out` once (with out's strides: NCHW,
+/// or channels last for a next convolution), instead of a reorder to NCHW, a ReLU pass and
+/// a pooling pass over the whole batch.
 /// `pool` (no padding or dilation) may be null. Other dtypes, or a geometry oneDNN declines, run the unfused
 /// kernels in turn.
 void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,

@@ -8,6 +8,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -303,12 +304,7 @@ Entry make_conv_entry(const Conv2dGeometry& g, const Strides4& in_st, const Stri
   en.user_wei = weight_md(g, w_st, transposed);
   en.user_dst = dnnl::memory::desc({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::nchw);
   const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
-  // With very few input channels per group (a network's first layer) the blocked layouts
-  // oneDNN prefers gain little, and reordering their output back to NCHW costs more than
-  // the convolution (measured: [128,1,28,28] * 32x1x3x3, 0.7 ms + 1.5 ms reorder against
-  // 1.0 ms for the plain-layout gemm kernel): ask for the caller's layout directly.
-  const bool plain_dst = !transposed && g.C / g.groups <= 3;
-  const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, plain_dst ? tag::nchw : tag::any);
+  const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
   dnnl::memory::desc any_wei = g.groups == 1
       ? dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, dt::f32, tag::any)
       : dnnl::memory::desc({g.groups, g.OC / g.groups, g.C / g.groups, g.KH, g.KW}, dt::f32, tag::any);
@@ -316,24 +312,43 @@ Entry make_conv_entry(const Conv2dGeometry& g, const Strides4& in_st, const Stri
   const dims strides{g.stride_h, g.stride_w}, dil{g.dil_h - 1, g.dil_w - 1};
   const dims pl{g.pad_t, g.pad_l}, pr{g.pad_b, g.pad_r};
   dnnl::primitive_attr attr = user_scratchpad_attr();
-  if (!transposed) {
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, any_src,
-                                      any_wei, bias_md, any_dst, strides, dil, pl, pr);
-    dnnl::convolution_forward::primitive_desc pd(d, attr, engine());
-    en.prim = dnnl::convolution_forward(pd);
+  auto take = [&](const auto& pd) {
+    en.prim = dnnl::primitive(pd);
     en.scratch_bytes = pd.scratchpad_desc().get_size();
     en.src_md = pd.src_desc();
     en.wei_md = pd.weights_desc();
     en.dst_md = pd.dst_desc();
+  };
+  if (!transposed) {
+    auto forward = [&](const dnnl::memory::desc& src, const dnnl::memory::desc& dst) {
+      dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
+                                        any_wei, bias_md, dst, strides, dil, pl, pr);
+      return dnnl::convolution_forward::primitive_desc(d, attr, engine());
+    };
+    // With "any" layouts oneDNN 2.6 picks its brgconv kernel on channels-last data for
+    // 16-multiple channel counts; its direct kernel on 16-channel blocks is faster here
+    // (measured on this machine: [256,32,14,14] * 64x32x3x3, 7.5 ms against 8.5 ms on 2
+    // threads), so ask for nChw16c first and keep it only if a JIT kernel takes it (on a
+    // CPU without AVX-512 a reference kernel would).
+    bool done = false;
+    if (g.groups == 1 && g.C % 16 == 0 && g.OC % 16 == 0) {
+      try {
+        auto pd = forward(dnnl::memory::desc({g.N, g.C, g.H, g.W}, dt::f32, tag::nChw16c),
+                          dnnl::memory::desc({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::nChw16c));
+        const std::string impl = pd.impl_info_str();
+        if (impl.rfind("jit", 0) == 0 || impl.rfind("brg", 0) == 0) {
+          take(pd);
+          done = true;
+        }
+      } catch (const dnnl::error&) {
+        // no kernel for this layout: oneDNN's own choice below
+      }
+    }
+    if (!done) take(forward(any_src, any_dst));
   } else {
     dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::deconvolution_direct,
                                         any_src, any_wei, bias_md, any_dst, strides, dil, pl, pr);
-    dnnl::deconvolution_forward::primitive_desc pd(d, attr, engine());
-    en.prim = dnnl::deconvolution_forward(pd);
-    en.scratch_bytes = pd.scratchpad_desc().get_size();
-    en.src_md = pd.src_desc();
-    en.wei_md = pd.weights_desc();
-    en.dst_md = pd.dst_desc();
+    take(dnnl::deconvolution_forward::primitive_desc(d, attr, engine()));
   }
   auto make_reorder = [&](const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
     dnnl::reorder::primitive_desc rpd(engine(), from, engine(), to, attr);
@@ -383,62 +398,137 @@ bool channel_blocking(const dnnl::memory::desc& md, int64_t& cblock, int64_t st[
   return true;
 }
 
-/// Runs a (non-transposed or transposed) convolution. With `epilogue`, the result is not
-/// reordered into `out`: the epilogue gets it in the primitive's own layout (see
-/// conv2d_f32_to_layout) and `out` is unused.
-void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
-              const float* bias, float* out, bool transposed, const LayoutEpilogue* epilogue = nullptr) {
-  const double work = static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
-  SerialRegion serial(work <= kParallelMinWork);
-  const Key key{transposed ? 3 : 2, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
-                g.stride_h, g.stride_w, g.pad_t, g.pad_l, g.pad_b, g.pad_r, g.dil_h, g.dil_w,
-                in_st.s[0], in_st.s[1], in_st.s[2], in_st.s[3], w_st.s[0], w_st.s[1], w_st.s[2], w_st.s[3],
-                bias != nullptr};
-  auto e = lookup(key, [&] { return make_conv_entry(g, in_st, w_st, bias != nullptr, transposed); });
+Key conv_key(const Conv2dGeometry& g, const Strides4& in_st, const Strides4& w_st, bool has_bias, bool transposed) {
+  return Key{transposed ? 3 : 2, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
+             g.stride_h, g.stride_w, g.pad_t, g.pad_l, g.pad_b, g.pad_r, g.dil_h, g.dil_w,
+             in_st.s[0], in_st.s[1], in_st.s[2], in_st.s[3], w_st.s[0], w_st.s[1], w_st.s[2], w_st.s[3],
+             has_bias};
+}
+
+/// Bytes of a convolution's result per batch slice that the slices aim at: small enough
+/// that the result is still in the core's L2 cache when the reorder or the fused epilogue
+/// reads it back (measured: 256 KiB beats both smaller slices and one whole-batch call).
+constexpr int64_t kConvSliceBytes = 256 * 1024;
+
+/// Images per slice of a batched forward convolution (g.N when the batch runs whole).
+/// Slices are spread over the threads, each running a single-thread primitive, so a
+/// slice's result is reordered (or consumed by the epilogue) while it is in that core's
+/// cache instead of after the whole batch went through memory. One image runs whole:
+/// oneDNN's own threads split it.
+int64_t conv_slice_batch(const Conv2dGeometry& g, int threads) {
+  if (g.N <= 1) return g.N;
+  const int64_t per_image = std::max<int64_t>(1, g.OC * g.OH * g.OW * static_cast<int64_t>(sizeof(float)));
+  int64_t n = std::max<int64_t>(1, kConvSliceBytes / per_image);
+  n = std::min(n, (g.N + threads - 1) / threads);  // every thread gets work
+  return std::min(n, g.N);
+}
+
+/// Runs entry `e` (made for batch g.N) on batch rows [n0, n0 + g.N) of the caller's
+/// tensors: `input` and `out` point at row 0; `wei` is already in e.wei_md's layout. The
+/// result goes to `out` (contiguous NCHW) or, with `epilogue`, to the epilogue.
+void conv_slice(const Entry& e, const Conv2dGeometry& g, int64_t n0, const float* input, const Strides4& in_st,
+                const float* wei, const float* bias, float* out, const LayoutEpilogue* epilogue) {
   auto& eng = engine();
-  dnnl::memory user_src(e->user_src, eng, const_cast<float*>(input));
-  dnnl::memory user_wei(e->user_wei, eng, const_cast<float*>(weight));
-  dnnl::memory user_dst(e->user_dst, eng, out);
-  dnnl::memory src = user_src, wei = user_wei, dst = user_dst;
-  std::unordered_map<int, dnnl::memory> scratch_args;
+  dnnl::memory user_src(e.user_src, eng, const_cast<float*>(input + n0 * in_st.s[0]));
+  dnnl::memory src = user_src, dst;
   auto reorder = [&](const dnnl::reorder& r, dnnl::memory& from, dnnl::memory& to) {
     std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
-    execute(r, a, *e);
+    execute(r, a, e);
   };
-  TempBuffer src_buf(e->reorder_src ? e->src_md.get_size() : 0);
-  TempBuffer wei_buf(e->reorder_wei ? e->wei_md.get_size() : 0);
-  TempBuffer dst_buf(e->reorder_dst ? e->dst_md.get_size() : 0);
-  if (e->reorder_src) {
-    src = dnnl::memory(e->src_md, eng, src_buf.get());
-    reorder(e->r_src, user_src, src);
+  TempBuffer src_buf(e.reorder_src ? e.src_md.get_size() : 0);
+  if (e.reorder_src) {
+    src = dnnl::memory(e.src_md, eng, src_buf.get());
+    reorder(e.r_src, user_src, src);
   }
-  if (e->reorder_wei) {
-    wei = dnnl::memory(e->wei_md, eng, wei_buf.get());
-    reorder(e->r_wei, user_wei, wei);
-  }
-  int64_t cblock = 1, st[4];
-  const bool to_layout = epilogue && channel_blocking(e->dst_md, cblock, st);
-  TempBuffer layout_buf(epilogue && !e->reorder_dst ? e->dst_md.get_size() : 0);
-  if (epilogue && !e->reorder_dst) user_dst = dnnl::memory(e->user_dst, eng, layout_buf.get());  // plain result
-  if (e->reorder_dst) dst = dnnl::memory(e->dst_md, eng, dst_buf.get());
-  else dst = user_dst;
-  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, dst}};
+  const size_t dst_bytes = e.reorder_dst ? e.dst_md.get_size() : epilogue ? e.user_dst.get_size() : 0;
+  TempBuffer dst_buf(dst_bytes);
+  float* user_out = out ? out + n0 * g.OC * g.OH * g.OW : nullptr;
+  if (e.reorder_dst) dst = dnnl::memory(e.dst_md, eng, dst_buf.get());
+  else dst = dnnl::memory(e.user_dst, eng, epilogue ? static_cast<float*>(dst_buf.get()) : user_out);
+  std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src},
+                                             {DNNL_ARG_WEIGHTS, dnnl::memory(e.wei_md, eng, const_cast<float*>(wei))},
+                                             {DNNL_ARG_DST, dst}};
   if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{g.OC}, dt::f32, tag::a}, eng, const_cast<float*>(bias)));
-  execute(e->prim, args, *e);
+  execute(e.prim, args, e);
   if (!epilogue) {
-    if (e->reorder_dst) reorder(e->r_dst, dst, user_dst);
+    if (e.reorder_dst) {
+      dnnl::memory user_dst(e.user_dst, eng, user_out);
+      reorder(e.r_dst, dst, user_dst);
+    }
     return;
   }
-  if (to_layout) {
-    (*epilogue)(static_cast<const float*>(dst.get_data_handle()), cblock, st);
+  int64_t cblock = 1, st[4];
+  if (channel_blocking(e.dst_md, cblock, st)) {
+    (*epilogue)(n0, g.N, static_cast<const float*>(dst.get_data_handle()), cblock, st);
     return;
   }
   // A layout the epilogue cannot read: hand it plain NCHW.
-  TempBuffer plain(e->reorder_dst ? e->user_dst.get_size() : 0);
-  dnnl::memory plain_dst = e->reorder_dst ? dnnl::memory(e->user_dst, eng, plain.get()) : dst;
-  if (e->reorder_dst) reorder(e->r_dst, dst, plain_dst);
+  TempBuffer plain(e.user_dst.get_size());
+  dnnl::memory plain_dst(e.user_dst, eng, plain.get());
+  reorder(e.r_dst, dst, plain_dst);
   const int64_t plain_st[4] = {g.OC * g.OH * g.OW, g.OH * g.OW, g.OW, 1};
-  (*epilogue)(static_cast<const float*>(plain_dst.get_data_handle()), 1, plain_st);
+  (*epilogue)(n0, g.N, static_cast<const float*>(plain.get()), 1, plain_st);
+}
+
+/// The caller's weights in entry e's layout: `weight` itself, or a reorder of it into
+/// `buf` (resized to fit).
+const float* weights_for(const Entry& e, const float* weight, std::unique_ptr<TempBuffer>& buf) {
+  if (!e.reorder_wei) return weight;
+  buf = std::make_unique<TempBuffer>(e.wei_md.get_size());
+  dnnl::memory from(e.user_wei, engine(), const_cast<float*>(weight)), to(e.wei_md, engine(), buf->get());
+  std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+  execute(e.r_wei, a, e);
+  return static_cast<const float*>(buf->get());
+}
+
+/// Runs a (non-transposed or transposed) convolution. With `epilogue`, the result is not
+/// reordered into `out`: the epilogue gets it in the primitive's own layout (see
+/// conv2d_f32_to_layout) and `out` is unused. A forward convolution of a batch runs in
+/// slices (conv_slice_batch); eager conv2d and compiled mode's fused block both come here,
+/// so they run the same primitives and give the same bits.
+void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
+              const float* bias, float* out, bool transposed, const LayoutEpilogue* epilogue = nullptr) {
+  auto make = [&](const Conv2dGeometry& gs) {
+    return [&, gs] { return make_conv_entry(gs, in_st, w_st, bias != nullptr, transposed); };
+  };
+  const int threads = in_parallel_region() ? 1 : get_num_threads();
+  const int64_t slice = transposed ? g.N : conv_slice_batch(g, threads);
+  if (slice >= g.N) {
+    const double work = static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
+    SerialRegion serial(work <= kParallelMinWork);
+    auto e = lookup(conv_key(g, in_st, w_st, bias != nullptr, transposed), make(g));
+    std::unique_ptr<TempBuffer> wbuf;
+    conv_slice(*e, g, 0, input, in_st, weights_for(*e, weight, wbuf), bias, out, epilogue);
+    return;
+  }
+  // Entries for one thread (the slices are the parallelism), looked up once per call: the
+  // full slices' and, when the batch does not divide, the shorter last slice's.
+  const int64_t slices = (g.N + slice - 1) / slice, last = g.N - (slices - 1) * slice;
+  std::shared_ptr<const Entry> full, tail;
+  {
+    SerialRegion serial(true);
+    Conv2dGeometry gs = g;
+    gs.N = slice;
+    full = lookup(conv_key(gs, in_st, w_st, bias != nullptr, transposed), make(gs));
+    gs.N = last;
+    tail = last == slice ? full : lookup(conv_key(gs, in_st, w_st, bias != nullptr, transposed), make(gs));
+  }
+  parallel_for(0, slices, 1, [&](int64_t lo, int64_t hi) {
+    SerialRegion serial(true);
+    const Entry* wei_entry = nullptr;
+    std::unique_ptr<TempBuffer> wbuf;
+    const float* wei = nullptr;
+    for (int64_t k = lo; k < hi; ++k) {
+      const Entry& e = k == slices - 1 ? *tail : *full;
+      if (!wei_entry || e.wei_md != wei_entry->wei_md) {  // the shorter slice may want another layout
+        wei = weights_for(e, weight, wbuf);
+        wei_entry = &e;
+      }
+      Conv2dGeometry gs = g;
+      gs.N = k == slices - 1 ? last : slice;
+      conv_slice(e, gs, k * slice, input, in_st, wei, bias, out, epilogue);
+    }
+  });
 }
 
 /// Fills slot layouts and reorders of a backward entry; `prim_md` gives each slot's

@@ -33,13 +33,22 @@ struct Strides4 {
 
 /// out[N, OC, OH, OW] (contiguous) = conv(input, weight) + bias, float32. input/weight
 /// may have any non-negative strides (channels-last is taken as is); bias may be null.
+/// A batch of several images runs in slices of about 256 KiB of result, spread over the
+/// threads, each slice a single-thread primitive whose result is reordered to NCHW while
+/// still in that core's cache (measured on the Fashion-MNIST CNN at batch 256: 2 ms less
+/// than one whole-batch call followed by a whole-batch reorder). Per-image values do not
+/// depend on the slicing. Layouts: nChw16c when the channel counts allow and a JIT kernel
+/// takes it, else oneDNN's choice. RuntimeError when oneDNN declines the geometry.
 void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
                 const float* bias, float* out);
 
-/// Receives a float32 [N, C, H, W] result in a convolution primitive's own layout: channels
-/// in blocks of `cblock` (1: plain NCHW; 16: oneDNN's nChw16c), element (n, c, h, w) at
-/// n*st[0] + (c / cblock)*st[1] + h*st[2] + w*st[3] + c % cblock. Valid only during the call.
-using LayoutEpilogue = std::function<void(const float* data, int64_t cblock, const int64_t* st)>;
+/// Receives batch rows [n0, n0 + n) of a float32 [N, C, H, W] result in a convolution
+/// primitive's own layout: channels in blocks of `cblock` (1: plain NCHW; 16: oneDNN's
+/// nChw16c), element (n0 + i, c, h, w) at i*st[0] + (c / cblock)*st[1] + h*st[2] + w*st[3]
+/// + c % cblock of `data`. Valid only during the call. A batched convolution calls it once
+/// per slice of the batch, from several threads at once (disjoint rows).
+using LayoutEpilogue =
+    std::function<void(int64_t n0, int64_t n, const float* data, int64_t cblock, const int64_t* st)>;
 
 /// The convolution of conv2d_f32 (the same primitive, so the same values), but the result
 /// is not reordered to NCHW: `epilogue` reads it where the primitive wrote it (compiled
