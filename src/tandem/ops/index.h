@@ -9,6 +9,14 @@
 // mask dtypes raise TypeError, mismatched shapes ShapeError, bad arguments ValueError
 // (all naming the op), except where PyTorch raises IndexError (bad advanced-indexing
 // masks/index dtypes, too many indices), which is kept.
+//
+// Gradients follow PyTorch 1.13 and are written with these ops, so they are
+// differentiable again: self, src/source/values and a 0-d fill value get gradients, index
+// and mask inputs and index outputs do not. Selected values (sort/topk/kthvalue,
+// cummax/cummin) pass the gradient to the selected positions. With repeated indices,
+// scatter and index_put(accumulate=false) give every writer the gradient of its target,
+// as PyTorch does. A src larger than index (scatter*) gets zeros where it is not read
+// (PyTorch raises "invalid gradient" there).
 #include <optional>
 #include <string>
 #include <tuple>

@@ -53,7 +53,9 @@ std::tuple<Tensor, Tensor, Tensor> native_batch_norm(const Tensor& input, const 
                                                      const Tensor& running_mean, const Tensor& running_var,
                                                      bool training, double momentum, double eps);
 /// Gradients (input, weight, bias) of native_batch_norm given its saved statistics. Not
-/// differentiable again (double backward raises NotImplementedError).
+/// differentiable itself (NotImplementedError when its result is differentiated); batch,
+/// layer and group norm still have double backward: under create_graph their rules use a
+/// form written with ops instead of the *_backward ops.
 std::tuple<Tensor, Tensor, Tensor> native_batch_norm_backward(const Tensor& grad_out, const Tensor& input,
                                                               const Tensor& weight, const Tensor& save_mean,
                                                               const Tensor& save_invstd, bool training);
