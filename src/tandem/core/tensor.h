@@ -232,6 +232,9 @@ class Tensor {
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   std::vector<Tensor> unbind(int64_t dim = 0) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  /// Windows of `size` elements every `step` along `dimension` as a new last dim; a view
+  /// (see tandem::unfold in ops/shape.h).
+  Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
 
   // ---- binary arithmetic (ops/binary.cpp) ----
@@ -415,6 +418,10 @@ class Tensor {
   Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
   Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1) const;
   Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+  /// torch.isclose / allclose / equal (see ops/pointwise.h).
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool allclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  bool equal(const Tensor& other) const;
   // Compound assignment: in place, like the `_` methods (`x /= y` is x.div_(y)).
   Tensor& operator+=(const Tensor& other);
   Tensor& operator+=(const Scalar& other);
@@ -472,6 +479,10 @@ class Tensor {
   Tensor cumprod(int64_t dim, std::optional<DType> dtype = std::nullopt) const;
   std::tuple<Tensor, Tensor> cummax(int64_t dim) const;
   std::tuple<Tensor, Tensor> cummin(int64_t dim) const;
+  Tensor logcumsumexp(int64_t dim) const;
+  Tensor median() const;
+  std::tuple<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  std::tuple<Tensor, Tensor> mode(int64_t dim = -1, bool keepdim = false) const;
 
   // ---- linear algebra (ops/linalg.cpp) ----
   // (declarations for this family go here)
@@ -529,6 +540,13 @@ class Tensor {
   Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
   Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
   Tensor nonzero() const;
+  Tensor take(const Tensor& index) const;
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor index_fill(int64_t dim, const Tensor& index, const Scalar& value) const;
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Scalar& value);
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const;
   Tensor repeat(IntArrayRef repeats) const;
   Tensor tile(IntArrayRef dims) const;
   Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt,

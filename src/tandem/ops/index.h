@@ -135,6 +135,23 @@ Tensor index_select(const Tensor& self, int64_t dim, const Tensor& index);
 Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source,
                  const Scalar& alpha = 1);
 
+/// Elements of self at flat (row-major) positions `index` (torch.take): the result has
+/// index's shape and self's dtype. index: int64 (TypeError otherwise) with values in
+/// [-numel, numel), negative values counting from the end (IndexError otherwise).
+Tensor take(const Tensor& self, const Tensor& index);
+/// Copy of self with self.select(dim, index[i]) = source.select(dim, i)
+/// (torch.index_copy). index: 0-d or 1-d int64 (TypeError for other dtypes, IndexError for
+/// more dims) with values in [0, self.size(dim)) (IndexError; no negative wrap, as
+/// PyTorch); source has self's dtype (TypeError), self's number of dims and sizes except
+/// along dim (ShapeError), where its size is index.numel() (IndexError, as PyTorch). With a
+/// repeated index the last source slice wins (PyTorch leaves it unspecified).
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
+/// Copy of self with the slices self.select(dim, index[i]) set to `value`
+/// (torch.index_fill). index: 0-d or 1-d int64 (TypeError / IndexError) with values in
+/// [-size, size), negative values wrapping (IndexError otherwise). value is converted to
+/// self's dtype (ValueError when it does not fit; 2.5 becomes 2 for integers).
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Scalar& value);
+
 // ---------------------------------------------------------------- advanced indexing
 /// aten::index: self indexed by a list of optional tensors, one per leading dim
 /// (undefined = take the whole dim). Entries are int64 indices (negative values wrap;
@@ -200,6 +217,17 @@ Tensor roll(const Tensor& self, IntArrayRef shifts, IntArrayRef dims = {});
 Tensor tril(const Tensor& self, int64_t diagonal = 0);
 /// Upper triangle (j - i >= diagonal) (torch.triu).
 Tensor triu(const Tensor& self, int64_t diagonal = 0);
+/// A 1-D self of size n: the (n + |diagonal|)-square matrix with self on its `diagonal`-th
+/// diagonal (above the main one when > 0), zeros elsewhere. A 2-D self: a copy of its
+/// `diagonal`-th diagonal as a 1-D tensor (empty when the offset lies outside the matrix).
+/// ShapeError for other numbers of dims (torch.diag).
+Tensor diag(const Tensor& self, int64_t diagonal = 0);
+/// A tensor with one more dim whose diagonals (offset, over result dims dim1 and dim2) hold
+/// the last dim of self, zeros elsewhere (torch.diag_embed): dims dim1 and dim2 have size
+/// self.size(-1) + |offset|, the other dims are self's leading dims in order. IndexError
+/// for dims outside [-(self.dim()+1), self.dim()] (a 0-d self with the default dims),
+/// ValueError when dim1 and dim2 name the same dim.
+Tensor diag_embed(const Tensor& self, int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1);
 
 // ---------------------------------------------------------------- sorting, selection
 /// Sorts along dim (torch.sort): (values, int64 indices). NaN sorts as the greatest value.

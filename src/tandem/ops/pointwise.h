@@ -175,4 +175,21 @@ Tensor operator>>(const Tensor& a, const Tensor& b);
 Tensor operator>>(const Tensor& a, const Scalar& b);
 Tensor operator>>(const Scalar& a, const Tensor& b);
 
+// ---------------------------------------------------------------- closeness, equality
+/// Elementwise |self - other| <= atol + rtol * |other| (torch.isclose), as a bool tensor of
+/// the broadcast shape. Equal values (infinities included) are always close; NaN is close
+/// to NaN only with equal_nan. Bool and integer inputs are compared in the default float
+/// dtype (so int64 values above 2^24 may round together, as in PyTorch). self and other
+/// must have the same dtype (TypeError); rtol and atol must be >= 0 (ValueError);
+/// ShapeError when the shapes do not broadcast. Not differentiable.
+Tensor isclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+/// True when isclose holds everywhere (torch.allclose); same errors as isclose. Reads the
+/// result (a graph break under capture).
+bool allclose(const Tensor& self, const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+/// True when self and other have the same sizes and equal values (torch.equal): values are
+/// compared after type promotion (an int64 and a float32 tensor holding the same numbers
+/// are equal), NaN is never equal, two empty tensors of the same sizes are equal. Reads the
+/// result (a graph break under capture).
+bool equal(const Tensor& self, const Tensor& other);
+
 }  // namespace tandem

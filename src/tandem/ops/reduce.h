@@ -114,5 +114,31 @@ Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype = std
 std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim);
 /// Running minimum (torch.cummin), as cummax.
 std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim);
+/// log(cumsum(exp(self))) along dim, computed stably (torch.logcumsumexp): a running
+/// max + log1p(exp(min - max)), accumulated in float64 for float32 (float for bfloat16).
+/// -inf elements add nothing, +inf gives +inf from there on, NaN propagates. float32,
+/// float64 and bfloat16 only (TypeError otherwise, as PyTorch's CPU kernel); IndexError
+/// for a bad dim. Differentiable (the gradient is computed in log space).
+Tensor logcumsumexp(const Tensor& self, int64_t dim);
+
+/// The lower median of all elements (torch.median): the element of rank (n - 1) / 2, or
+/// NaN when any element is NaN; a 0-d tensor of self's dtype. An empty floating tensor
+/// gives NaN; an empty integer tensor raises IndexError (PyTorch returns garbage). TypeError
+/// for bool and float16 (PyTorch has no CPU kernel). The gradient is shared evenly among
+/// the elements equal to the result (as PyTorch's).
+Tensor median(const Tensor& self);
+/// (values, int64 indices) of the lower median along dim (torch.median(dim, keepdim)).
+/// A line with NaN gives NaN and the position of its first NaN (as PyTorch). Among equal
+/// values the index is the one of rank (n - 1) / 2 in (value, position) order; PyTorch's
+/// choice there is unspecified. IndexError for an empty reduction dim; TypeError for bool
+/// and float16. The gradient goes to the returned index.
+std::tuple<Tensor, Tensor> median(const Tensor& self, int64_t dim, bool keepdim = false);
+/// (values, int64 indices) of the most frequent value along dim (torch.mode). Among values
+/// equally frequent the smallest wins; the index is the highest position holding that
+/// value (what PyTorch's CPU kernel returns for lines of up to 16 elements; for longer
+/// lines PyTorch's choice depends on its sort). NaN never equals NaN, so NaNs only win when
+/// every element is NaN (PyTorch's result with NaN depends on its sort). All dtypes,
+/// bool included. IndexError for an empty reduction dim. The gradient goes to the index.
+std::tuple<Tensor, Tensor> mode(const Tensor& self, int64_t dim = -1, bool keepdim = false);
 
 }  // namespace tandem

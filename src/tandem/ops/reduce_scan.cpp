@@ -1,5 +1,8 @@
-// Scans along one dim: cumsum, cumprod, cummax, cummin (kernels::scan_kernel), with
-// their backward rules written with ops.
+// Scans along one dim: cumsum, cumprod, cummax, cummin, logcumsumexp
+// (kernels::scan_kernel), with their backward rules written with ops.
+#include <cmath>
+#include <limits>
+
 #include "tandem/core/grad_mode.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
@@ -180,6 +183,59 @@ std::vector<Tensor> cum_extreme_backward(BackwardContext& c) {
   return r;
 }
 
+// logcumsumexp: out_j = log sum_{i <= j} exp(x_i), so d out_j / d x_k = exp(x_k - out_j) for
+// k <= j and grad_k = sum_{j >= k} g_j exp(x_k - out_j). Computed in log space, split by
+// the sign of g so that each part is a reversed logcumsumexp:
+// grad_k = exp(x_k + rlcse(log g+ - out)_k) - exp(x_k + rlcse(log g- - out)_k).
+std::vector<Tensor> logcumsumexp_backward(BackwardContext& c) {
+  std::vector<Tensor> r(1);
+  const Tensor& g = c.grad_outputs[0];
+  if (!g.defined() || !c.needs_input_grad[0]) return r;
+  const MetaRef& in = c.input_metas[0];
+  if (in.dim() == 0 || in.numel() == 0) {
+    r[0] = g;
+    return r;
+  }
+  const int64_t dim = wrap_dim(c.attrs.i(0), in.dim(), c.op);
+  const Tensor &x = c.inputs[0], &out = c.outputs[0];
+  auto reversed = [dim](const Tensor& t) { return flip(logcumsumexp(flip(t, {dim}), dim), {dim}); };
+  // The other sign's terms get the dtype's lowest finite value, not -inf: exp() of it is
+  // still 0, but the nested logcumsumexp stays finite, so that its own backward (double
+  // backward) never computes -inf - (-inf).
+  const Scalar lowest = g.dtype() == kFloat64   ? Scalar(std::numeric_limits<double>::lowest())
+                        : g.dtype() == kFloat32 ? Scalar(static_cast<double>(std::numeric_limits<float>::lowest()))
+                                                : Scalar(-3.3895313892515355e38);  // bfloat16
+  const Tensor log_abs = log(abs(g));
+  const Tensor pos = where(g > Scalar(0), log_abs, lowest) - out;
+  const Tensor neg = where(g < Scalar(0), log_abs, lowest) - out;
+  r[0] = exp(reversed(pos) + x) - exp(reversed(neg) + x);
+  return r;
+}
+
+// acc = log(exp(acc) + exp(x)), stable: max + log1p(exp(min - max)); -inf is the identity,
+// +inf absorbs, NaN propagates.
+template <typename T>
+struct LogCumSumExpPolicy {
+  using in_t = T;
+  using acc_t = cum_acc_t<T>;
+  T* out;
+  acc_t identity() const { return -std::numeric_limits<acc_t>::infinity(); }
+  void step(acc_t& a, T v, int64_t) const {
+    const acc_t x = static_cast<acc_t>(static_cast<opmath_t<T>>(v));
+    if (std::isnan(a) || std::isnan(x)) {
+      a = std::numeric_limits<acc_t>::quiet_NaN();
+      return;
+    }
+    const acc_t hi = a > x ? a : x, lo = a > x ? x : a;
+    if (std::isinf(hi)) {  // both -inf, or +inf
+      a = hi;
+      return;
+    }
+    a = hi + std::log1p(std::exp(lo - hi));
+  }
+  void write(int64_t o, const acc_t& a) const { out[o] = static_cast<T>(a); }
+};
+
 OpDef cum_def(const char* name, KernelFn k) {
   OpDef d;
   d.name = name;
@@ -260,6 +316,32 @@ TANDEM_REGISTER_OP(cumprod) {
   d.backward = cumprod_backward;
   return d;
 }
+TANDEM_REGISTER_OP(logcumsumexp) {
+  OpDef d;
+  d.name = "logcumsumexp";
+  d.inputs = {{"self"}};
+  d.attrs = {{"dim", int64_t{0}}};
+  d.save_inputs = 1;
+  d.save_outputs = 1;
+  d.backward = logcumsumexp_backward;
+  d.meta = [](MetaContext& c) {
+    const MetaRef& in = c.inputs[0];
+    wrap_dim(c.attrs.i(0), in.dim(), c.op);
+    // PyTorch 1.13's CPU kernel covers float32, float64 and bfloat16 only.
+    TANDEM_CHECK(in.dtype == kFloat32 || in.dtype == kFloat64 || in.dtype == kBFloat16, TypeError, c.op, "got dtype ",
+                 dtype_name(in.dtype), ", expected float32, float64 or bfloat16");
+    c.outputs.push_back(TensorMeta{in.dtype, in.sizes.vec(), {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    const Tensor& in = c.inputs[0];
+    const int64_t dim = in.dim() == 0 ? 0 : wrap_dim(c.attrs.i(0), in.dim(), c.op);
+    Tensor x = contiguous_as(in, in.dtype());
+    TANDEM_DISPATCH_FLOATING_TYPES(x.dtype(), c.op, [&] {
+      run_scan(x, dim, LogCumSumExpPolicy<scalar_t>{c.outputs[0].data_ptr<scalar_t>()});
+    });
+  };
+  return d;
+}
 TANDEM_REGISTER_OP(cummax) { return cum_extreme_def("cummax", cum_extreme_kernel<true>); }
 TANDEM_REGISTER_OP(cummin) { return cum_extreme_def("cummin", cum_extreme_kernel<false>); }
 
@@ -274,12 +356,14 @@ Tensor cumsum(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
 Tensor cumprod(const Tensor& self, int64_t dim, std::optional<DType> dtype) {
   return dispatch1(op_cumprod(), {self}, {AttrValue(dim), opt_attr(dtype)});
 }
+Tensor logcumsumexp(const Tensor& self, int64_t dim) { return dispatch1(op_logcumsumexp(), {self}, {AttrValue(dim)}); }
 std::tuple<Tensor, Tensor> cummax(const Tensor& self, int64_t dim) { return two(dispatch(op_cummax(), {self}, {AttrValue(dim)})); }
 std::tuple<Tensor, Tensor> cummin(const Tensor& self, int64_t dim) { return two(dispatch(op_cummin(), {self}, {AttrValue(dim)})); }
 
 // ---------------------------------------------------------------- Tensor methods
 Tensor Tensor::cumsum(int64_t dim, std::optional<DType> dtype) const { return tandem::cumsum(*this, dim, dtype); }
 Tensor Tensor::cumprod(int64_t dim, std::optional<DType> dtype) const { return tandem::cumprod(*this, dim, dtype); }
+Tensor Tensor::logcumsumexp(int64_t dim) const { return tandem::logcumsumexp(*this, dim); }
 std::tuple<Tensor, Tensor> Tensor::cummax(int64_t dim) const { return tandem::cummax(*this, dim); }
 std::tuple<Tensor, Tensor> Tensor::cummin(int64_t dim) const { return tandem::cummin(*this, dim); }
 

@@ -8,7 +8,9 @@
 #include <cstring>
 
 #include "tandem/kernels/cpu/loops.h"
+#include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
+#include "tandem/ops/index.h"
 #include "tandem/ops/op_utils.h"
 
 namespace tandem {
@@ -310,6 +312,49 @@ TANDEM_REGISTER_OP(diagonal) {
   return d;
 }
 
+// unfold: windows of `size` elements every `step` along dimension, as a new last dim of
+// stride stride(dimension); the windowed dim gets (n - size) / step + 1 entries of stride
+// stride(dimension) * step. Windows may overlap (step < size), so the gradient adds up
+// every window's contribution (index_add) instead of scattering through the view.
+TANDEM_REGISTER_OP(unfold) {
+  OpDef d = view_op("unfold", {{"dimension", int64_t{0}}, {"size", int64_t{1}}, {"step", int64_t{1}}},
+                    [](const MetaRef& in, const AttrReader& a) {
+                      const int64_t dim = wrap_dim(a.i(0), in.dim(), "unfold");
+                      const int64_t size = a.i(1), step = a.i(2);
+                      TANDEM_CHECK(size >= 0, ValueError, "unfold", "got size ", size, ", expected a size >= 0");
+                      TANDEM_CHECK(step > 0, ValueError, "unfold", "got step ", step, ", expected a step > 0");
+                      const int64_t n = in.dim() == 0 ? 1 : in.sizes[dim];
+                      TANDEM_CHECK(size <= n, ValueError, "unfold", "got size ", size, " for dimension ", dim,
+                                   " of size ", n, ", expected a size <= ", n);
+                      ViewGeometry g;
+                      if (in.dim() == 0) {
+                        g.sizes = {size};
+                        g.strides = {1};
+                        return g;
+                      }
+                      g.sizes = in.sizes.vec();
+                      g.strides = in.strides.vec();
+                      g.sizes[dim] = (n - size) / step + 1;
+                      g.strides[dim] = in.strides[dim] * step;
+                      g.sizes.push_back(size);
+                      g.strides.push_back(in.strides[dim]);
+                      return g;
+                    });
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    const Tensor& g = c.grad_outputs[0];
+    const MetaRef& in = c.input_metas[0];
+    if (in.dim() == 0) return {g.sum().reshape({})};
+    const int64_t dim = wrap_dim(c.attrs.i(0), in.dim(), "unfold");
+    const int64_t size = c.attrs.i(1), step = c.attrs.i(2), windows = g.size(dim);
+    if (windows == 0 || size == 0) return {zeros(in.sizes, g.dtype())};
+    // Window w's element j came from position w * step + j along dim.
+    Tensor index = (arange(Scalar(windows), kInt64) * Scalar(step)).unsqueeze(1) + arange(Scalar(size), kInt64).unsqueeze(0);
+    Tensor gm = movedim(g, -1, dim + 1).flatten(dim, dim + 1);
+    return {index_add(zeros(in.sizes, g.dtype()), dim, index.flatten(), gm)};
+  };
+  return d;
+}
+
 // Alias: same geometry, new tensor handle (detach() and no-op views use it).
 TANDEM_REGISTER_OP(alias) {
   OpDef d = view_op("alias", {}, [](const MetaRef& in, const AttrReader&) {
@@ -512,6 +557,10 @@ Tensor diagonal(const Tensor& self, int64_t offset, int64_t dim1, int64_t dim2) 
   return run_view(op_diagonal(), self, {AttrValue(offset), AttrValue(dim1), AttrValue(dim2)});
 }
 
+Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step) {
+  return run_view(op_unfold(), self, {AttrValue(dimension), AttrValue(size), AttrValue(step)});
+}
+
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset) {
   // as_strided takes an absolute storage offset; check bounds so no view can read
   // outside the storage (the memory-safety guarantee every view relies on).
@@ -572,6 +621,9 @@ std::vector<Tensor> Tensor::split_with_sizes(IntArrayRef s, int64_t dim) const {
 std::vector<Tensor> Tensor::chunk(int64_t c, int64_t dim) const { return tandem::chunk(*this, c, dim); }
 std::vector<Tensor> Tensor::unbind(int64_t dim) const { return tandem::unbind(*this, dim); }
 Tensor Tensor::diagonal(int64_t o, int64_t d1, int64_t d2) const { return tandem::diagonal(*this, o, d1, d2); }
+Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
+  return tandem::unfold(*this, dimension, size, step);
+}
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> off) const {
   return tandem::as_strided(*this, sizes, strides, off);
 }

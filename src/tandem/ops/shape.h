@@ -51,6 +51,13 @@ std::vector<Tensor> chunk(const Tensor& self, int64_t chunks, int64_t dim = 0);
 std::vector<Tensor> unbind(const Tensor& self, int64_t dim = 0);
 /// The diagonal of dims dim1, dim2 with the given offset, as the last dim (torch.diagonal).
 Tensor diagonal(const Tensor& self, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+/// Tensor.unfold (not nn.functional.unfold): a view whose new last dim holds windows of
+/// `size` consecutive elements of `dimension`, taken every `step` elements; that dim
+/// becomes (self.size(dimension) - size) / step + 1 windows long. Windows may overlap
+/// (step < size); gradients add up over them. A 0-d self gives a 1-D view of `size`
+/// (0 or 1) elements. ValueError for size < 0, size > self.size(dimension) or step <= 0;
+/// IndexError for a bad dimension.
+Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step);
 /// A view with explicit geometry; ValueError if it would reach outside the storage.
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
                   std::optional<int64_t> storage_offset = std::nullopt);
