@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -130,24 +131,34 @@ std::string fmt(double v, int prec) {
   return os.str();
 }
 
-double parse_double(const std::string& flag, const std::string& v) {
+/// A finite number; with `positive` (else non-negative) checked too, so the message
+/// quotes the value as given.
+double parse_double(const std::string& flag, const std::string& v, bool positive) {
+  double d = std::nan("");
   try {
     size_t pos = 0;
-    double d = std::stod(v, &pos);
-    if (pos == v.size() && std::isfinite(d)) return d;
+    d = std::stod(v, &pos);
+    if (pos != v.size()) d = std::nan("");
   } catch (const std::exception&) {
   }
-  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected a number");
+  if (!std::isfinite(d)) throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected a finite number");
+  if (positive ? !(d > 0) : d < 0)
+    throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected a " +
+                     (positive ? "positive number" : "number >= 0"));
+  return d;
 }
 
-int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo) {
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo,
+                  int64_t hi = std::numeric_limits<int64_t>::max()) {
   try {
     size_t pos = 0;
     long long x = std::stoll(v, &pos);
-    if (pos == v.size() && x >= lo) return x;
+    if (pos == v.size() && x >= lo && x <= hi) return x;
   } catch (const std::exception&) {
   }
-  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected an integer >= " + std::to_string(lo));
+  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected an integer " +
+                   (hi == std::numeric_limits<int64_t>::max() ? ">= " + std::to_string(lo)
+                                                              : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"));
 }
 
 std::string choice(const std::string& flag, const std::string& v, std::initializer_list<const char*> options) {
@@ -235,15 +246,15 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
     else if (flag == "--batch-size") c.batch_size = parse_int(flag, value, 1);
     else if (flag == "--optimizer") c.optimizer = choice(flag, value, {"sgd", "adam", "adamw"});
     else if (flag == "--lr") {
-      c.lr = parse_double(flag, value);
+      c.lr = parse_double(flag, value, true);
       lr_set = true;
     }
-    else if (flag == "--momentum") c.momentum = parse_double(flag, value);
+    else if (flag == "--momentum") c.momentum = parse_double(flag, value, false);
     else if (flag == "--weight-decay") {
-      c.weight_decay = parse_double(flag, value);
+      c.weight_decay = parse_double(flag, value, false);
       c.weight_decay_set = true;
     } else if (flag == "--seed") c.seed = static_cast<uint64_t>(parse_int(flag, value, 0));
-    else if (flag == "--threads") c.threads = static_cast<int>(parse_int(flag, value, 1));
+    else if (flag == "--threads") c.threads = static_cast<int>(parse_int(flag, value, 1, kMaxThreads));
     else if (flag == "--checkpoint") c.checkpoint = value;
     else if (flag == "--out") c.out = value;
     else if (flag == "--train-limit") c.train_limit = parse_int(flag, value, 1);
@@ -251,10 +262,7 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
     else if (flag == "--progress") c.progress = choice(flag, value, {"auto", "bar", "lines", "none"});
   }
   if (!lr_set) c.lr = c.optimizer == "sgd" ? 0.05 : 1e-3;
-  if (c.lr <= 0) throw ValueError("[tandem train] --lr got " + fmt(c.lr, 6) + ", expected a positive number");
-  if (c.momentum < 0) throw ValueError("[tandem train] --momentum got a negative value, expected >= 0");
   if (!c.weight_decay_set && c.optimizer == "adamw") c.weight_decay = 0.01;
-  if (c.weight_decay < 0) throw ValueError("[tandem train] --weight-decay got a negative value, expected >= 0");
   if (c.dataset == "mnist" && c.data_dir.empty())
     throw ValueError("[tandem train] --dataset mnist needs --data DIR (no Debian package ships MNIST)");
   if (c.out.empty()) throw ValueError("[tandem train] --out got an empty path");
@@ -391,6 +399,16 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
   return result;
 }
 
+namespace {
+/// "tandem train: " and the message, without the "[tandem train] " the message may start with.
+std::string error_text(const std::exception& e) {
+  std::string m = e.what();
+  const std::string own = "[tandem train] ";
+  if (m.rfind(own, 0) == 0) m.erase(0, own.size());
+  return "tandem train: " + m;
+}
+}  // namespace
+
 int train_main(const std::vector<std::string>& args) {
   for (const auto& a : args)
     if (a == "--help" || a == "-h") {
@@ -401,16 +419,16 @@ int train_main(const std::vector<std::string>& args) {
   try {
     config = parse_train_args(args);
   } catch (const Error& e) {
-    std::cerr << "tandem train: " << e.what() << "\n";
+    std::cerr << error_text(e) << "\n";
     return 2;
   }
   try {
     TrainResult r = run_training(config, std::cout);
-    std::cout << "metrics:    " << r.metrics_csv << "\ncurves:     " << r.curves_svg << "\ncheckpoint: " << r.checkpoint
-              << "\n";
+    std::cout << "metrics:    " << r.metrics_csv << "\ncurves:     " << r.curves_svg << "\ncheckpoint: "
+              << (r.checkpoint.empty() ? "none" : r.checkpoint) << "\n";
     return r.interrupted ? 130 : 0;
   } catch (const std::exception& e) {
-    std::cerr << "tandem train: " << e.what() << "\n";
+    std::cerr << error_text(e) << "\n";
     return 1;
   }
 }

@@ -83,6 +83,12 @@ TEST(TrainArgs, BadFlagsNameTheFlag) {
   expect_error({"--batch-size", "12x"}, "--batch-size got \"12x\"");
   expect_error({"--resume=yes"}, "--resume takes no value");
   expect_error({"--dataset", "mnist"}, "--dataset mnist needs --data");
+  // --threads beyond set_num_threads' range: 2^32 + 1 was silently cut to 1 thread,
+  // 2^31 silently ignored, and 100000 crashed in OpenMP.
+  expect_error({"--threads", "4294967297"}, "--threads got \"4294967297\", expected an integer in [1, 4096]");
+  expect_error({"--threads", "2147483648"}, "--threads got \"2147483648\"");
+  expect_error({"--threads", "100000"}, "--threads got \"100000\"");
+  EXPECT_EQ(tools::parse_train_args({"--threads", "4096"}).threads, 4096);
   EXPECT_NE(tools::train_usage().find("--weight-decay"), std::string::npos);
 }
 
