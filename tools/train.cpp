@@ -3,10 +3,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -70,18 +73,47 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, const std
   return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
 }
 
+/// The shortest text that reads back as exactly `v` ("0.05", not "0.050000000000000003").
+std::string number_text(double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 /// The settings a checkpoint must agree on to be resumed (everything that changes the
-/// numbers except --epochs, which may grow).
-std::map<std::string, std::string> run_identity(const TrainConfig& c) {
-  std::ostringstream lr, mom, wd;
-  lr << std::setprecision(17) << c.lr;
-  mom << std::setprecision(17) << c.momentum;
-  wd << std::setprecision(17) << c.weight_decay;
+/// numbers except --epochs, which may grow), most telling first: a resume with another
+/// --optimizer is reported as that, not as the other default --lr it implies.
+std::vector<std::pair<std::string, std::string>> run_identity(const TrainConfig& c) {
   return {{"dataset", c.dataset},          {"model", c.model},
-          {"optimizer", c.optimizer},      {"lr", lr.str()},
-          {"momentum", mom.str()},         {"weight-decay", wd.str()},
+          {"optimizer", c.optimizer},      {"lr", number_text(c.lr)},
+          {"momentum", number_text(c.momentum)}, {"weight-decay", number_text(c.weight_decay)},
           {"batch-size", std::to_string(c.batch_size)}, {"seed", std::to_string(c.seed)},
           {"train-limit", std::to_string(c.train_limit)}, {"test-limit", std::to_string(c.test_limit)}};
+}
+
+bool is_number_setting(const std::string& k) { return k == "lr" || k == "momentum" || k == "weight-decay"; }
+
+/// Whether a checkpoint's value `file` of setting `k` is this run's `run`. Numbers compare
+/// by value: earlier checkpoints wrote them with 17 digits ("0.050000000000000003").
+bool same_setting(const std::string& k, const std::string& file, const std::string& run) {
+  if (!is_number_setting(k)) return file == run;
+  try {
+    size_t pos = 0;
+    const double v = std::stod(file, &pos);
+    return pos == file.size() && v == std::stod(run);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+/// A checkpoint's value of setting `k` as --help spells it (numbers shortest).
+std::string setting_text(const std::string& k, const std::string& file) {
+  if (!is_number_setting(k)) return file;
+  try {
+    return number_text(std::stod(file));
+  } catch (const std::exception&) {
+    return file;
+  }
 }
 
 nlohmann::json history_json(const std::vector<EpochMetrics>& h) {
@@ -123,6 +155,19 @@ std::pair<double, double> evaluate(nn::Module& model, data::DataLoader& loader,
   }
   model.train();
   return {n ? loss_sum / static_cast<double>(n) : 0.0, n ? static_cast<double>(correct) / static_cast<double>(n) : 0.0};
+}
+
+/// Creates `dir` (named by `flag` in errors) unless it exists, and checks that files can
+/// be created in it. RuntimeError naming the flag, the directory and the reason.
+void make_dir(const std::string& flag, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw RuntimeError("[tandem train] " + flag + ": cannot create the directory " + dir.string() + ": " +
+                       (ec ? ec.message() : std::string("a file of that name exists")));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw RuntimeError("[tandem train] " + flag + ": cannot write to the directory " + dir.string() + ": " +
+                       std::strerror(errno));
 }
 
 std::string fmt(double v, int prec) {
@@ -282,8 +327,11 @@ void write_metrics_csv(const std::string& path, const std::vector<EpochMetrics>&
 
 TrainResult run_training(const TrainConfig& c, std::ostream& out) {
   if (c.threads > 0) set_num_threads(c.threads);
-  std::filesystem::create_directories(c.out);
-  if (auto dir = std::filesystem::path(c.checkpoint).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+  // Output places before any work: a run must not train an epoch to fail at its first save.
+  make_dir("--out", c.out);
+  if (std::filesystem::is_directory(c.checkpoint))
+    throw RuntimeError("[tandem train] --checkpoint " + c.checkpoint + " is a directory, expected a file path");
+  if (auto dir = std::filesystem::path(c.checkpoint).parent_path(); !dir.empty()) make_dir("--checkpoint", dir);
 
   // Data first: a missing directory is the most likely first-run problem.
   auto train_set = load_split(c, true);
@@ -313,15 +361,27 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
     if (!std::filesystem::exists(c.checkpoint))
       throw RuntimeError("[tandem train] --resume: no checkpoint at " + c.checkpoint +
                          " (run without --resume first, or pass --checkpoint PATH)");
-    io::Metadata meta = io::load_checkpoint(c.checkpoint, *model, opt.get());
+    // The settings first, so that a checkpoint of another model or optimizer is named as
+    // such rather than failing on its tensor names.
+    const std::string where = "[tandem train] --resume: " + c.checkpoint;
+    const io::Metadata meta = io::read_checkpoint(c.checkpoint).metadata;
+    auto epoch_it = meta.find("train.epoch"), history_it = meta.find("train.history");
+    if (epoch_it == meta.end() || history_it == meta.end())
+      throw RuntimeError(where + " was not written by tandem train (no train.epoch / train.history metadata)");
     for (const auto& [k, v] : identity) {
       auto it = meta.find("train." + k);
-      if (it == meta.end() || it->second != v)
-        throw RuntimeError("[tandem train] --resume: " + c.checkpoint + " was made with --" + k + " " +
-                           (it == meta.end() ? "(unknown)" : it->second) + ", this run has --" + k + " " + v);
+      if (it == meta.end() || !same_setting(k, it->second, v))
+        throw RuntimeError(where + " was made with --" + k + " " +
+                           (it == meta.end() ? "(unknown)" : setting_text(k, it->second)) + ", this run has --" + k +
+                           " " + v);
     }
-    start_epoch = parse_int("train.epoch", meta.at("train.epoch"), 0);
-    result.history = history_from_json(meta.at("train.history"));
+    try {
+      start_epoch = parse_int("train.epoch", epoch_it->second, 0);
+      result.history = history_from_json(history_it->second);
+    } catch (const std::exception& e) {
+      throw RuntimeError(where + ": malformed train.epoch / train.history metadata: " + e.what());
+    }
+    io::load_checkpoint(c.checkpoint, *model, opt.get());
     out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << "\n";
   }
 
