@@ -385,13 +385,24 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
     out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << "\n";
   }
 
+  // From here on Ctrl-C stops between batches (installed before the header line, which
+  // tells a watcher the run is interruptible); the previous handler comes back on return
+  // or on an error.
+  g_interrupted = 0;
+  struct SigintGuard {
+    void (*previous)(int) = std::signal(SIGINT, on_sigint);
+    ~SigintGuard() { std::signal(SIGINT, previous); }
+  } sigint_guard;
+
   const int64_t n_train = train_set->size();
   out << "training " << c.model << " on " << c.dataset << " (" << n_train << " train / " << test_set->size()
       << " test examples), " << c.optimizer << " lr " << c.lr << ", batch " << c.batch_size << ", "
-      << get_num_threads() << " thread(s), " << c.mode << " mode\n";
+      << get_num_threads() << " thread(s), " << c.mode << " mode\n"
+      << std::flush;  // shown at once even when stdout is a pipe or a file
+  if (c.resume && start_epoch >= c.epochs)
+    out << "nothing to train: the checkpoint is at epoch " << start_epoch << " and --epochs is " << c.epochs
+        << " (raise --epochs to continue)\n";
 
-  g_interrupted = 0;
-  auto previous = std::signal(SIGINT, on_sigint);
   const ProgressMode pmode = c.progress == "bar" ? ProgressMode::kBar
                              : c.progress == "lines" ? ProgressMode::kLines
                              : c.progress == "none"  ? ProgressMode::kNone
@@ -442,7 +453,6 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
     io::save_checkpoint(c.checkpoint, *model, opt.get(), meta);
     out << std::flush;
   }
-  std::signal(SIGINT, previous);
   result.interrupted = g_interrupted != 0;
 
   result.metrics_csv = (std::filesystem::path(c.out) / "metrics.csv").string();
@@ -452,9 +462,12 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
   io::atomic_write(result.curves_svg, "tandem train", [&](io::FileWriter& w) { w.write(svg.data(), svg.size()); });
   if (result.interrupted) {
     const int64_t done = result.history.empty() ? 0 : result.history.back().epoch;
-    out << "\ninterrupted: " << (done ? "the checkpoint of epoch " + std::to_string(done) + " is intact at " + c.checkpoint
-                                     : std::string("no epoch completed, no checkpoint written"))
-        << "\ncontinue with the same flags plus --resume\n";
+    if (done)
+      out << "\ninterrupted: the checkpoint of epoch " << done << " is intact at " << c.checkpoint
+          << "\ncontinue with the same flags plus --resume\n";
+    else
+      out << "\ninterrupted: no epoch completed, no checkpoint written\nrun the same command again to start over\n";
+    if (!done) result.checkpoint.clear();
   }
   return result;
 }

@@ -355,4 +355,36 @@ TEST(Train, CtrlCLeavesLastCheckpointIntact) {
   EXPECT_TRUE(fs::exists(out + "/metrics.csv"));
 }
 
+// Ctrl-C before the first epoch ends: no checkpoint exists, so the run must not suggest
+// --resume (which would fail) nor print a checkpoint path.
+TEST(Train, CtrlCBeforeTheFirstEpochPointsAtNoCheckpoint) {
+  REQUIRE_DATA();
+  const std::string out = tmpdir("sigint-early");
+  fs::create_directories(out);
+  const std::string log_path = out + "/stdout.txt";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    execl(TANDEM_CLI_PATH, TANDEM_CLI_PATH, "train", "--epochs", "3", "--test-limit", "200", "--threads", "1",
+          "--progress", "none", "--out", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The header line is printed once the SIGINT handler is installed.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (read_file(log_path).find("training mlp") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal instead of stopping cleanly";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string text = read_file(log_path);
+  EXPECT_FALSE(fs::exists(out + "/checkpoint.safetensors")) << text;
+  EXPECT_NE(text.find("no checkpoint written"), std::string::npos) << text;
+  EXPECT_EQ(text.find("--resume"), std::string::npos) << text;
+  EXPECT_NE(text.find("checkpoint: none"), std::string::npos) << text;
+}
+
 }  // namespace
