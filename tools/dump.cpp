@@ -31,8 +31,18 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
   std::shared_ptr<nn::Sequential> m = model == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
   m->eval();
   NoGradGuard no_grad;
+  // The parameters and buffers are passed as named inputs (forward still reads them from
+  // the module; capture maps them to these inputs), so the graph names them as
+  // tandem::compile(module) does ("0.weight"), not as lifted tensors ("lifted0").
+  std::vector<Tensor> inputs{zeros({batch, 1, 28, 28})};
+  std::vector<std::string> names{"input"};
+  for (const auto& list : {m->named_parameters(), m->named_buffers()})
+    for (const auto& [name, t] : list) {
+      inputs.push_back(t);
+      names.push_back(name);
+    }
   jit::Capture cap = jit::capture([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{m->forward(in[0])}; },
-                                  {zeros({batch, 1, 28, 28})}, {"input"});
+                                  inputs, names);
   TANDEM_CHECK(cap.ok, RuntimeError, "tandem dump", "capture broke: ", cap.break_reason);
   if (!raw) passes::PassManager().run(cap.graph);
   return format == "dot" ? cap.graph.to_dot() : cap.graph.to_text();

@@ -3,13 +3,17 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -69,18 +73,47 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, const std
   return std::make_unique<optim::AdamW>(params, optim::AdamWOptions(c.lr).weight_decay(c.weight_decay));
 }
 
+/// The shortest text that reads back as exactly `v` ("0.05", not "0.050000000000000003").
+std::string number_text(double v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 /// The settings a checkpoint must agree on to be resumed (everything that changes the
-/// numbers except --epochs, which may grow).
-std::map<std::string, std::string> run_identity(const TrainConfig& c) {
-  std::ostringstream lr, mom, wd;
-  lr << std::setprecision(17) << c.lr;
-  mom << std::setprecision(17) << c.momentum;
-  wd << std::setprecision(17) << c.weight_decay;
+/// numbers except --epochs, which may grow), most telling first: a resume with another
+/// --optimizer is reported as that, not as the other default --lr it implies.
+std::vector<std::pair<std::string, std::string>> run_identity(const TrainConfig& c) {
   return {{"dataset", c.dataset},          {"model", c.model},
-          {"optimizer", c.optimizer},      {"lr", lr.str()},
-          {"momentum", mom.str()},         {"weight-decay", wd.str()},
+          {"optimizer", c.optimizer},      {"lr", number_text(c.lr)},
+          {"momentum", number_text(c.momentum)}, {"weight-decay", number_text(c.weight_decay)},
           {"batch-size", std::to_string(c.batch_size)}, {"seed", std::to_string(c.seed)},
           {"train-limit", std::to_string(c.train_limit)}, {"test-limit", std::to_string(c.test_limit)}};
+}
+
+bool is_number_setting(const std::string& k) { return k == "lr" || k == "momentum" || k == "weight-decay"; }
+
+/// Whether a checkpoint's value `file` of setting `k` is this run's `run`. Numbers compare
+/// by value: earlier checkpoints wrote them with 17 digits ("0.050000000000000003").
+bool same_setting(const std::string& k, const std::string& file, const std::string& run) {
+  if (!is_number_setting(k)) return file == run;
+  try {
+    size_t pos = 0;
+    const double v = std::stod(file, &pos);
+    return pos == file.size() && v == std::stod(run);
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+/// A checkpoint's value of setting `k` as --help spells it (numbers shortest).
+std::string setting_text(const std::string& k, const std::string& file) {
+  if (!is_number_setting(k)) return file;
+  try {
+    return number_text(std::stod(file));
+  } catch (const std::exception&) {
+    return file;
+  }
 }
 
 nlohmann::json history_json(const std::vector<EpochMetrics>& h) {
@@ -124,30 +157,53 @@ std::pair<double, double> evaluate(nn::Module& model, data::DataLoader& loader,
   return {n ? loss_sum / static_cast<double>(n) : 0.0, n ? static_cast<double>(correct) / static_cast<double>(n) : 0.0};
 }
 
+/// Creates `dir` (named by `flag` in errors) unless it exists, and checks that files can
+/// be created in it. RuntimeError naming the flag, the directory and the reason.
+void make_dir(const std::string& flag, const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec || !std::filesystem::is_directory(dir))
+    throw RuntimeError("[tandem train] " + flag + ": cannot create the directory " + dir.string() + ": " +
+                       (ec ? ec.message() : std::string("a file of that name exists")));
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    throw RuntimeError("[tandem train] " + flag + ": cannot write to the directory " + dir.string() + ": " +
+                       std::strerror(errno));
+}
+
 std::string fmt(double v, int prec) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(prec) << v;
   return os.str();
 }
 
-double parse_double(const std::string& flag, const std::string& v) {
+/// A finite number; with `positive` (else non-negative) checked too, so the message
+/// quotes the value as given.
+double parse_double(const std::string& flag, const std::string& v, bool positive) {
+  double d = std::nan("");
   try {
     size_t pos = 0;
-    double d = std::stod(v, &pos);
-    if (pos == v.size() && std::isfinite(d)) return d;
+    d = std::stod(v, &pos);
+    if (pos != v.size()) d = std::nan("");
   } catch (const std::exception&) {
   }
-  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected a number");
+  if (!std::isfinite(d)) throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected a finite number");
+  if (positive ? !(d > 0) : d < 0)
+    throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected a " +
+                     (positive ? "positive number" : "number >= 0"));
+  return d;
 }
 
-int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo) {
+int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo,
+                  int64_t hi = std::numeric_limits<int64_t>::max()) {
   try {
     size_t pos = 0;
     long long x = std::stoll(v, &pos);
-    if (pos == v.size() && x >= lo) return x;
+    if (pos == v.size() && x >= lo && x <= hi) return x;
   } catch (const std::exception&) {
   }
-  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected an integer >= " + std::to_string(lo));
+  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected an integer " +
+                   (hi == std::numeric_limits<int64_t>::max() ? ">= " + std::to_string(lo)
+                                                              : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"));
 }
 
 std::string choice(const std::string& flag, const std::string& v, std::initializer_list<const char*> options) {
@@ -235,15 +291,15 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
     else if (flag == "--batch-size") c.batch_size = parse_int(flag, value, 1);
     else if (flag == "--optimizer") c.optimizer = choice(flag, value, {"sgd", "adam", "adamw"});
     else if (flag == "--lr") {
-      c.lr = parse_double(flag, value);
+      c.lr = parse_double(flag, value, true);
       lr_set = true;
     }
-    else if (flag == "--momentum") c.momentum = parse_double(flag, value);
+    else if (flag == "--momentum") c.momentum = parse_double(flag, value, false);
     else if (flag == "--weight-decay") {
-      c.weight_decay = parse_double(flag, value);
+      c.weight_decay = parse_double(flag, value, false);
       c.weight_decay_set = true;
     } else if (flag == "--seed") c.seed = static_cast<uint64_t>(parse_int(flag, value, 0));
-    else if (flag == "--threads") c.threads = static_cast<int>(parse_int(flag, value, 1));
+    else if (flag == "--threads") c.threads = static_cast<int>(parse_int(flag, value, 1, kMaxThreads));
     else if (flag == "--checkpoint") c.checkpoint = value;
     else if (flag == "--out") c.out = value;
     else if (flag == "--train-limit") c.train_limit = parse_int(flag, value, 1);
@@ -251,10 +307,7 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
     else if (flag == "--progress") c.progress = choice(flag, value, {"auto", "bar", "lines", "none"});
   }
   if (!lr_set) c.lr = c.optimizer == "sgd" ? 0.05 : 1e-3;
-  if (c.lr <= 0) throw ValueError("[tandem train] --lr got " + fmt(c.lr, 6) + ", expected a positive number");
-  if (c.momentum < 0) throw ValueError("[tandem train] --momentum got a negative value, expected >= 0");
   if (!c.weight_decay_set && c.optimizer == "adamw") c.weight_decay = 0.01;
-  if (c.weight_decay < 0) throw ValueError("[tandem train] --weight-decay got a negative value, expected >= 0");
   if (c.dataset == "mnist" && c.data_dir.empty())
     throw ValueError("[tandem train] --dataset mnist needs --data DIR (no Debian package ships MNIST)");
   if (c.out.empty()) throw ValueError("[tandem train] --out got an empty path");
@@ -274,8 +327,11 @@ void write_metrics_csv(const std::string& path, const std::vector<EpochMetrics>&
 
 TrainResult run_training(const TrainConfig& c, std::ostream& out) {
   if (c.threads > 0) set_num_threads(c.threads);
-  std::filesystem::create_directories(c.out);
-  if (auto dir = std::filesystem::path(c.checkpoint).parent_path(); !dir.empty()) std::filesystem::create_directories(dir);
+  // Output places before any work: a run must not train an epoch to fail at its first save.
+  make_dir("--out", c.out);
+  if (std::filesystem::is_directory(c.checkpoint))
+    throw RuntimeError("[tandem train] --checkpoint " + c.checkpoint + " is a directory, expected a file path");
+  if (auto dir = std::filesystem::path(c.checkpoint).parent_path(); !dir.empty()) make_dir("--checkpoint", dir);
 
   // Data first: a missing directory is the most likely first-run problem.
   auto train_set = load_split(c, true);
@@ -305,25 +361,48 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
     if (!std::filesystem::exists(c.checkpoint))
       throw RuntimeError("[tandem train] --resume: no checkpoint at " + c.checkpoint +
                          " (run without --resume first, or pass --checkpoint PATH)");
-    io::Metadata meta = io::load_checkpoint(c.checkpoint, *model, opt.get());
+    // The settings first, so that a checkpoint of another model or optimizer is named as
+    // such rather than failing on its tensor names.
+    const std::string where = "[tandem train] --resume: " + c.checkpoint;
+    const io::Metadata meta = io::read_checkpoint(c.checkpoint).metadata;
+    auto epoch_it = meta.find("train.epoch"), history_it = meta.find("train.history");
+    if (epoch_it == meta.end() || history_it == meta.end())
+      throw RuntimeError(where + " was not written by tandem train (no train.epoch / train.history metadata)");
     for (const auto& [k, v] : identity) {
       auto it = meta.find("train." + k);
-      if (it == meta.end() || it->second != v)
-        throw RuntimeError("[tandem train] --resume: " + c.checkpoint + " was made with --" + k + " " +
-                           (it == meta.end() ? "(unknown)" : it->second) + ", this run has --" + k + " " + v);
+      if (it == meta.end() || !same_setting(k, it->second, v))
+        throw RuntimeError(where + " was made with --" + k + " " +
+                           (it == meta.end() ? "(unknown)" : setting_text(k, it->second)) + ", this run has --" + k +
+                           " " + v);
     }
-    start_epoch = parse_int("train.epoch", meta.at("train.epoch"), 0);
-    result.history = history_from_json(meta.at("train.history"));
+    try {
+      start_epoch = parse_int("train.epoch", epoch_it->second, 0);
+      result.history = history_from_json(history_it->second);
+    } catch (const std::exception& e) {
+      throw RuntimeError(where + ": malformed train.epoch / train.history metadata: " + e.what());
+    }
+    io::load_checkpoint(c.checkpoint, *model, opt.get());
     out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << "\n";
   }
+
+  // From here on Ctrl-C stops between batches (installed before the header line, which
+  // tells a watcher the run is interruptible); the previous handler comes back on return
+  // or on an error.
+  g_interrupted = 0;
+  struct SigintGuard {
+    void (*previous)(int) = std::signal(SIGINT, on_sigint);
+    ~SigintGuard() { std::signal(SIGINT, previous); }
+  } sigint_guard;
 
   const int64_t n_train = train_set->size();
   out << "training " << c.model << " on " << c.dataset << " (" << n_train << " train / " << test_set->size()
       << " test examples), " << c.optimizer << " lr " << c.lr << ", batch " << c.batch_size << ", "
-      << get_num_threads() << " thread(s), " << c.mode << " mode\n";
+      << get_num_threads() << " thread(s), " << c.mode << " mode\n"
+      << std::flush;  // shown at once even when stdout is a pipe or a file
+  if (c.resume && start_epoch >= c.epochs)
+    out << "nothing to train: the checkpoint is at epoch " << start_epoch << " and --epochs is " << c.epochs
+        << " (raise --epochs to continue)\n";
 
-  g_interrupted = 0;
-  auto previous = std::signal(SIGINT, on_sigint);
   const ProgressMode pmode = c.progress == "bar" ? ProgressMode::kBar
                              : c.progress == "lines" ? ProgressMode::kLines
                              : c.progress == "none"  ? ProgressMode::kNone
@@ -374,7 +453,6 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
     io::save_checkpoint(c.checkpoint, *model, opt.get(), meta);
     out << std::flush;
   }
-  std::signal(SIGINT, previous);
   result.interrupted = g_interrupted != 0;
 
   result.metrics_csv = (std::filesystem::path(c.out) / "metrics.csv").string();
@@ -384,12 +462,25 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
   io::atomic_write(result.curves_svg, "tandem train", [&](io::FileWriter& w) { w.write(svg.data(), svg.size()); });
   if (result.interrupted) {
     const int64_t done = result.history.empty() ? 0 : result.history.back().epoch;
-    out << "\ninterrupted: " << (done ? "the checkpoint of epoch " + std::to_string(done) + " is intact at " + c.checkpoint
-                                     : std::string("no epoch completed, no checkpoint written"))
-        << "\ncontinue with the same flags plus --resume\n";
+    if (done)
+      out << "\ninterrupted: the checkpoint of epoch " << done << " is intact at " << c.checkpoint
+          << "\ncontinue with the same flags plus --resume\n";
+    else
+      out << "\ninterrupted: no epoch completed, no checkpoint written\nrun the same command again to start over\n";
+    if (!done) result.checkpoint.clear();
   }
   return result;
 }
+
+namespace {
+/// "tandem train: " and the message, without the "[tandem train] " the message may start with.
+std::string error_text(const std::exception& e) {
+  std::string m = e.what();
+  const std::string own = "[tandem train] ";
+  if (m.rfind(own, 0) == 0) m.erase(0, own.size());
+  return "tandem train: " + m;
+}
+}  // namespace
 
 int train_main(const std::vector<std::string>& args) {
   for (const auto& a : args)
@@ -401,16 +492,16 @@ int train_main(const std::vector<std::string>& args) {
   try {
     config = parse_train_args(args);
   } catch (const Error& e) {
-    std::cerr << "tandem train: " << e.what() << "\n";
+    std::cerr << error_text(e) << "\n";
     return 2;
   }
   try {
     TrainResult r = run_training(config, std::cout);
-    std::cout << "metrics:    " << r.metrics_csv << "\ncurves:     " << r.curves_svg << "\ncheckpoint: " << r.checkpoint
-              << "\n";
+    std::cout << "metrics:    " << r.metrics_csv << "\ncurves:     " << r.curves_svg << "\ncheckpoint: "
+              << (r.checkpoint.empty() ? "none" : r.checkpoint) << "\n";
     return r.interrupted ? 130 : 0;
   } catch (const std::exception& e) {
-    std::cerr << "tandem train: " << e.what() << "\n";
+    std::cerr << error_text(e) << "\n";
     return 1;
   }
 }

@@ -48,7 +48,7 @@ struct EpochMetrics {
 struct TrainResult {
   std::vector<EpochMetrics> history;  ///< every epoch so far, resumed ones included
   bool interrupted = false;           ///< stopped by SIGINT before the last epoch
-  std::string checkpoint;             ///< path of the last completed checkpoint
+  std::string checkpoint;             ///< path of the last completed checkpoint; empty when interrupted before one
   std::string metrics_csv, curves_svg;
 };
 

@@ -38,4 +38,18 @@ TEST(Parallel, ThreadLimitGuardCapsOnlyTheCallingThread) {
   set_num_threads(before);
 }
 
+// Absurd counts are refused, not handed to OpenMP (set_num_threads(100000) then crashed in
+// the first parallel oneDNN call); the setting stays as it was.
+TEST(Parallel, SetNumThreadsRejectsOutOfRangeCounts) {
+  const int before = get_num_threads();
+  EXPECT_THROW(set_num_threads(0), ValueError);
+  EXPECT_THROW(set_num_threads(-3), ValueError);
+  EXPECT_THROW(set_num_threads(kMaxThreads + 1), ValueError);
+  EXPECT_THROW(set_num_threads(100000), ValueError);
+  EXPECT_EQ(get_num_threads(), before);
+  set_num_threads(kMaxThreads);
+  EXPECT_EQ(get_num_threads(), kMaxThreads);
+  set_num_threads(before);
+}
+
 }  // namespace

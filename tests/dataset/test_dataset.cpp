@@ -201,6 +201,10 @@ TEST(MNIST, LoadsAFakeSplitFromIdxFiles) {
 TEST(MNIST, ClearErrorsForMissingOrInconsistentData) {
   TempDir dir;
   expect_error_with<RuntimeError>([&] { datasets::MNIST(dir.file("absent")); }, dir.file("absent") + " does not exist");
+  {  // a file where the directory should be: said so (it was reported as missing)
+    std::ofstream(dir.file("a-file")) << "x";
+    expect_error_with<RuntimeError>([&] { datasets::MNIST(dir.file("a-file")); }, dir.file("a-file") + " is not a directory");
+  }
   expect_error_with<RuntimeError>([&] { datasets::MNIST m(dir.path()); }, "no train-images-idx3-ubyte.gz");
   expect_error_with<RuntimeError>([&] { datasets::FashionMNIST f(dir.path()); },
                                   "install the Debian package dataset-fashion-mnist");

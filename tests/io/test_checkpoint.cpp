@@ -1,5 +1,6 @@
 // Checkpoints (io/checkpoint.h): module + optimizer round trip, metadata, and errors that
 // name the file.
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.h"
@@ -118,6 +119,74 @@ TEST(Checkpoint, ErrorsNameTheFile) {
   }
   msg = expect_throw_message([&] { io::read_checkpoint(dir.file("cut.safetensors")); });
   EXPECT_NE(msg.find("cut.safetensors"), std::string::npos) << msg;
+}
+
+// Outcome of loading a damaged checkpoint: "" when it loaded, else the tandem::Error text.
+// Anything else escaping (a std::exception that is not a tandem::Error) fails the test.
+std::string load_damaged(const std::string& path, const std::string& what) {
+  auto m = small_model();
+  optim::SGD sgd(m->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  try {
+    io::load_checkpoint(path, *m, &sgd);
+  } catch (const Error& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": a non-tandem exception escaped: " << e.what();
+    return "?";
+  }
+  return "";
+}
+
+// Every truncation and many byte changes in the header: each load either succeeds (a
+// change the format cannot see, e.g. padding or a metadata digit) or raises a
+// tandem::Error naming the file; never another exception or a crash.
+TEST(Checkpoint, DamagedFilesRaiseErrorsNamingTheFile) {
+  test::TempDir dir;
+  manual_seed(3);
+  auto a = small_model();
+  optim::SGD sgd(a->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  train_steps(*a, sgd, 2);
+  const std::string good = dir.file("good.safetensors");
+  io::save_checkpoint(good, *a, &sgd, {{"epoch", "2"}});
+  const std::string bytes = test::read_bytes(good);
+  uint64_t header_len = 0;
+  std::memcpy(&header_len, bytes.data(), 8);
+  const size_t data_start = 8 + static_cast<size_t>(header_len);
+  ASSERT_LT(data_start, bytes.size());
+  const std::string path = dir.file("damaged.safetensors");
+
+  int errors = 0;
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    test::write_bytes(path, bytes.substr(0, cut));
+    const std::string msg = load_damaged(path, "truncated at " + std::to_string(cut));
+    EXPECT_NE(msg, "") << "truncated at " << cut << " loaded";
+    EXPECT_NE(msg.find(path), std::string::npos) << "truncated at " << cut << ": " << msg;
+    ++errors;
+  }
+  // Per header byte: two bit flips and one structural character (rotating through the
+  // list, so every character lands in many places without a quadratic test time).
+  const char replacements[] = {'"', '{', '}', '[', ']', ',', ':', '9', '-', ' ', '\0', 'e', '.'};
+  for (size_t pos = 0; pos < data_start; ++pos) {
+    std::vector<std::string> variants;
+    for (unsigned char x : {0x01, 0x80}) {
+      std::string b = bytes;
+      b[pos] = static_cast<char>(b[pos] ^ x);
+      variants.push_back(std::move(b));
+    }
+    if (char r = replacements[pos % std::size(replacements)]; bytes[pos] != r) {
+      std::string b = bytes;
+      b[pos] = r;
+      variants.push_back(std::move(b));
+    }
+    for (const auto& b : variants) {
+      test::write_bytes(path, b);
+      const std::string msg = load_damaged(path, "byte " + std::to_string(pos) + " changed");
+      if (msg.empty()) continue;
+      ++errors;
+      EXPECT_NE(msg.find(path), std::string::npos) << "byte " << pos << " changed: " << msg;
+    }
+  }
+  EXPECT_GT(errors, static_cast<int>(bytes.size()));
 }
 
 }  // namespace

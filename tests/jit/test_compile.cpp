@@ -38,6 +38,34 @@ TEST(Compile, CapturesRunsAndCaches) {
   (void)third;
 }
 
+// Empty inputs: every intermediate is empty, so the plan has no arena; the executor used
+// to place the empty values in it anyway and crashed. Also an empty intermediate next to
+// non-empty ones (an arena exists).
+TEST(Compile, EmptyIntermediatesNeedNoArena) {
+  auto only_empty = [](const std::vector<Tensor>& in) {
+    Tensor a = (in[0] * 2.0 + 1.0).relu();
+    return std::vector<Tensor>{a.sum(1), a.matmul(in[2])};
+  };
+  auto mixed = [](const std::vector<Tensor>& in) {
+    Tensor a = (in[0] * 2.0 + 1.0).relu();
+    return std::vector<Tensor>{a.sum(1), a.matmul(in[2]), (in[1].exp() * 3.0 + 1.0).sum()};
+  };
+  for (const auto& fn : {jit::TensorFn(only_empty), jit::TensorFn(mixed)}) {
+    for (int64_t n : {0, 4}) {
+      SCOPED_TRACE(n);
+      auto cf = compile(fn);
+      Tensor x = randn({0, n}), y = randn({5, 3}), w = randn({n, 2});
+      auto eager = fn({x, y, w});
+      (*cf)({x, y, w});
+      auto compiled = (*cf)({x, y, w});
+      EXPECT_EQ(cf->compiled_calls(), 1);
+      ASSERT_EQ(compiled.size(), eager.size());
+      for (size_t i = 0; i < eager.size(); ++i) EXPECT_TRUE(same(eager[i], compiled[i])) << i;
+      EXPECT_EQ(compiled[1].sizes().vec(), (DimVector{0, 2}));
+    }
+  }
+}
+
 TEST(Compile, ShapeAndDtypeGuardsRecompile) {
   auto cf = compile([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0] * 3.0}; });
   auto r1 = (*cf)({ones({2})});

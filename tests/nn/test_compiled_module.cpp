@@ -3,6 +3,7 @@
 // seen without recompiling); guards on the training flag, hooks and parameter identity.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "tandem/tandem.h"
@@ -80,6 +81,72 @@ TEST(CompiledModule, ReferenceModelsEvalEqualEagerBitwiseAndArenaNearLowerBound)
       for (const auto& v : g.values()) EXPECT_NE(v.kind, ir::ValueKind::Constant) << g.to_text();
     }
   }
+}
+
+// Odd batches and input layouts through both reference models: the compiled program
+// equals eager bitwise. Batch 0 crashed the executor (every intermediate is empty, so the
+// plan had no arena, yet the empty values were still placed in it).
+TEST(CompiledModule, OddBatchesAndLayoutsEqualEagerBitwise) {
+  for (const char* which : {"mlp", "cnn"}) {
+    manual_seed(0);
+    auto model = std::string(which) == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+    model->eval();
+    NoGradGuard ng;
+    const std::vector<std::pair<std::string, Tensor>> inputs = {
+        {"batch 0", randn({0, 1, 28, 28})},
+        {"batch 2", randn({2, 1, 28, 28})},
+        {"batch 33", randn({33, 1, 28, 28})},
+        {"batch 1000", randn({1000, 1, 28, 28})},
+        {"transposed H/W", randn({5, 1, 28, 28}).transpose(2, 3)},
+        {"every other image", randn({10, 1, 28, 28}).slice(0, 0, std::nullopt, 2)},
+        {"expanded batch", randn({1, 1, 28, 28}).expand({4, 1, 28, 28})},
+        {"every other pixel", randn({3, 1, 56, 56}).slice(2, 0, std::nullopt, 2).slice(3, 0, std::nullopt, 2)},
+        {"NaN", full({2, 1, 28, 28}, std::nan(""))},
+    };
+    for (const auto& [name, x] : inputs) {
+      SCOPED_TRACE(str_cat(which, " ", name));
+      auto cm = compile(model);  // one per input: the recompile limit would turn later ones eager
+      Tensor eager = (*model)(x);
+      Tensor first = (*cm)(x);
+      Tensor second = (*cm)(x);
+      EXPECT_EQ(cm->function().compiled_calls(), 1);
+      EXPECT_TRUE(bitwise_equal(eager, first));
+      EXPECT_TRUE(bitwise_equal(eager, second));
+    }
+  }
+}
+
+// Inputs the model cannot take raise eager's error from the compiled call too, and the
+// compiled module still works afterwards.
+TEST(CompiledModule, BadInputsRaiseTheEagerError) {
+  manual_seed(0);
+  auto model = nn::models::fashion_cnn();
+  model->eval();
+  NoGradGuard ng;
+  auto cm = compile(model);
+  const std::vector<Tensor> bad = {randn({2, 1, 28, 28}, kFloat64), ones({2, 1, 28, 28}, kInt64), randn({2, 784}),
+                                   randn({1, 2, 1, 28, 28}), randn({2, 3, 28, 28}), randn({2, 1, 27, 27})};
+  for (const Tensor& x : bad) {
+    SCOPED_TRACE(str_cat("input ", x.sizes(), " ", dtype_name(x.dtype())));
+    std::string eager_msg, compiled_msg;
+    try {
+      (*model)(x);
+    } catch (const Error& e) {
+      eager_msg = e.what();
+    }
+    try {
+      (*cm)(x);
+    } catch (const Error& e) {
+      compiled_msg = e.what();
+    }
+    EXPECT_NE(eager_msg, "");
+    EXPECT_EQ(compiled_msg, eager_msg);
+  }
+  Tensor x = randn({3, 1, 28, 28});
+  Tensor eager = (*model)(x);
+  (*cm)(x);
+  EXPECT_TRUE(bitwise_equal((*cm)(x), eager));
+  EXPECT_GE(cm->function().compiled_calls(), 1);
 }
 
 TEST(CompiledModule, OptimizerUpdatesAreSeenWithoutRecompiling) {

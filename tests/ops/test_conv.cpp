@@ -110,6 +110,45 @@ TEST(Conv, BatchSlicesMatchFloat64AndSingleImages) {
   set_num_threads(threads);
 }
 
+// More batch sizes (0, and odd counts that leave a short last slice), 1, 2 and 3 threads,
+// 1x1 and depthwise kernels with stride 2, and inputs whose batch dimension is not the
+// outermost, is strided, or is broadcast (stride 0): each sliced float32 convolution
+// against the float64 loop.
+TEST(Conv, BatchSlicesOfOddLayoutsMatchFloat64) {
+  const std::vector<ConvCase> cases = {
+      {0, 16, 9, 9, 32, 1, 1, 2, 0, 1, 1},   {3, 32, 11, 11, 32, 1, 1, 1, 0, 1, 1},
+      {17, 32, 13, 13, 32, 3, 3, 2, 1, 1, 32}, {33, 3, 17, 17, 6, 5, 5, 2, 2, 1, 3},
+      {33, 1, 28, 28, 16, 3, 3, 1, 1, 1, 1},
+  };
+  const int threads = get_num_threads();
+  for (int t : {1, 2, 3}) {
+    set_num_threads(t);
+    for (const auto& k : cases) {
+      SCOPED_TRACE(::testing::Message() << "threads=" << t << " n=" << k.n << " c=" << k.c << " oc=" << k.oc
+                                        << " k=" << k.kh << " groups=" << k.groups);
+      Tensor x = make({k.n, k.c, k.h, k.w}, kFloat64, 11), w = make({k.oc, k.c / k.groups, k.kh, k.kw}, kFloat64, 12);
+      Tensor b = make({k.oc}, kFloat64, 13);
+      Tensor want = conv2d(x, w, b, {k.stride}, {k.pad}, {k.dil}, k.groups);
+      Tensor xf = x.to(kFloat32), wf = w.to(kFloat32), bf = b.to(kFloat32);
+      auto conv = [&](const Tensor& in) { return conv2d(in, wf, bf, {k.stride}, {k.pad}, {k.dil}, k.groups); };
+      expect_close(conv(xf), want, 1e-5, 1e-4);
+      // Batch dimension inside (memory C, N, H, W).
+      Tensor cnhw = xf.permute({1, 0, 2, 3}).contiguous().permute({1, 0, 2, 3});
+      expect_close(conv(cnhw), want, 1e-5, 1e-4);
+      // Every other image of a batch twice as long.
+      Tensor doubled = cat({xf.unsqueeze(1), xf.unsqueeze(1)}, 1).flatten(0, 1);
+      expect_close(conv(doubled.slice(0, 0, std::nullopt, 2)), want, 1e-5, 1e-4);
+      // One image broadcast over the batch.
+      if (k.n > 0) {
+        Tensor one = x.narrow(0, 0, 1).expand({k.n, k.c, k.h, k.w});
+        expect_close(conv(xf.narrow(0, 0, 1).expand({k.n, k.c, k.h, k.w})),
+                     conv2d(one.contiguous(), w, b, {k.stride}, {k.pad}, {k.dil}, k.groups), 1e-5, 1e-4);
+      }
+    }
+  }
+  set_num_threads(threads);
+}
+
 TEST(Conv, Bfloat16TransposedConvolutionRoundsFloat32) {
   Tensor x = make({1, 4, 5, 5}, kBFloat16, 7), w = make({4, 3, 3, 3}, kBFloat16, 8), b = make({3}, kBFloat16, 9);
   Tensor got = conv_transpose2d(x, w, b, {2}, {1}, {1});

@@ -24,6 +24,9 @@ TEST(Dump, CnnGraphHasTheModelsOps) {
   EXPECT_EQ(count(text, "= addmm("), 2u) << text;
   EXPECT_NE(text.find("float32[2, 10]"), std::string::npos) << "batch 2 logits";
   EXPECT_NE(text.find("return ("), std::string::npos);
+  // Parameters are named inputs, as in tandem::compile(module)'s graphs.
+  EXPECT_NE(text.find("float32[32, 1, 3, 3] \"0.weight\""), std::string::npos) << text;
+  EXPECT_EQ(text.find("lifted"), std::string::npos) << text;
 }
 
 TEST(Dump, DotAndRaw) {

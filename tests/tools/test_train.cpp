@@ -83,6 +83,12 @@ TEST(TrainArgs, BadFlagsNameTheFlag) {
   expect_error({"--batch-size", "12x"}, "--batch-size got \"12x\"");
   expect_error({"--resume=yes"}, "--resume takes no value");
   expect_error({"--dataset", "mnist"}, "--dataset mnist needs --data");
+  // --threads beyond set_num_threads' range: 2^32 + 1 was silently cut to 1 thread,
+  // 2^31 silently ignored, and 100000 crashed in OpenMP.
+  expect_error({"--threads", "4294967297"}, "--threads got \"4294967297\", expected an integer in [1, 4096]");
+  expect_error({"--threads", "2147483648"}, "--threads got \"2147483648\"");
+  expect_error({"--threads", "100000"}, "--threads got \"100000\"");
+  EXPECT_EQ(tools::parse_train_args({"--threads", "4096"}).threads, 4096);
   EXPECT_NE(tools::train_usage().find("--weight-decay"), std::string::npos);
 }
 
@@ -223,6 +229,87 @@ TEST(Train, ResumeChecksSettings) {
   }
 }
 
+std::string run_error(const TrainConfig& c, std::ostream& log) {
+  try {
+    tools::run_training(c, log);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error";
+  return "";
+}
+
+// A checkpoint of another model or optimizer is reported as that setting (it used to fail
+// on the state dict's key names), numbers print as given ("0.05", not 17 digits) yet
+// checkpoints that stored 17 digits still resume, and metadata not written by tandem
+// train is rejected naming the file.
+TEST(Train, ResumeNamesTheMismatchedSetting) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  const std::string out = tmpdir("mismatch");
+  TrainConfig c = small_config(out, 1);
+  c.train_limit = 256;
+  c.test_limit = 100;
+  tools::run_training(c, log);
+  TrainConfig r = c;
+  r.resume = true;
+  r.epochs = 2;
+  r.model = "cnn";
+  std::string msg = run_error(r, log);
+  EXPECT_NE(msg.find("was made with --model mlp, this run has --model cnn"), std::string::npos) << msg;
+  r.model = "mlp";
+  r.optimizer = "adam";
+  r.lr = 1e-3;
+  msg = run_error(r, log);
+  EXPECT_NE(msg.find("was made with --optimizer sgd, this run has --optimizer adam"), std::string::npos) << msg;
+  r.optimizer = "sgd";
+  r.lr = 0.1;
+  msg = run_error(r, log);
+  EXPECT_NE(msg.find("was made with --lr 0.05, this run has --lr 0.1"), std::string::npos) << msg;
+
+  // The same checkpoint with 17-digit numbers (as written before) resumes.
+  io::SafetensorsContents f = io::load_safetensors(c.checkpoint);
+  f.metadata["train.lr"] = "0.050000000000000003";
+  f.metadata["train.momentum"] = "0.90000000000000002";
+  io::save_safetensors(c.checkpoint, f.tensors, f.metadata);
+  r.lr = 0.05;
+  auto res = tools::run_training(r, log);
+  EXPECT_EQ(res.history.size(), 2u);
+
+  // Not written by tandem train; a damaged history.
+  f.metadata.erase("train.epoch");
+  io::save_safetensors(c.checkpoint, f.tensors, f.metadata);
+  msg = run_error(r, log);
+  EXPECT_NE(msg.find(c.checkpoint + " was not written by tandem train"), std::string::npos) << msg;
+  f.metadata["train.epoch"] = "1";
+  f.metadata["train.history"] = "[[1, 2.0,";
+  io::save_safetensors(c.checkpoint, f.tensors, f.metadata);
+  msg = run_error(r, log);
+  EXPECT_NE(msg.find("malformed train.epoch / train.history"), std::string::npos) << msg;
+  EXPECT_NE(msg.find(c.checkpoint), std::string::npos) << msg;
+}
+
+// Output places that cannot be used are reported, naming the flag, before any training
+// (a --checkpoint naming a directory used to fail only at the end of the first epoch).
+TEST(Train, UnusableOutputPlacesFailBeforeTraining) {
+  REQUIRE_DATA();
+  const std::string dir = tmpdir("places");
+  fs::create_directories(dir);
+  { std::ofstream(dir + "/file") << "x"; }
+  TrainConfig c = small_config(dir + "/file/sub", 1);
+  std::ostringstream log;
+  std::string msg = run_error(c, log);
+  EXPECT_NE(msg.find("--out: cannot create the directory " + dir + "/file/sub"), std::string::npos) << msg;
+  c = small_config(dir + "/out", 1);
+  c.checkpoint = dir;
+  msg = run_error(c, log);
+  EXPECT_NE(msg.find("--checkpoint " + dir + " is a directory"), std::string::npos) << msg;
+  c.checkpoint = dir + "/file/ck.safetensors";
+  msg = run_error(c, log);
+  EXPECT_NE(msg.find("--checkpoint: cannot create the directory " + dir + "/file"), std::string::npos) << msg;
+  EXPECT_EQ(log.str().find("epoch 1/"), std::string::npos) << log.str();
+}
+
 TEST(Train, CompiledModeEvaluatesLikeEager) {
   REQUIRE_DATA();
   std::ostringstream log;
@@ -266,6 +353,38 @@ TEST(Train, CtrlCLeavesLastCheckpointIntact) {
   EXPECT_GE(std::stoi(c.metadata.at("train.epoch")), 1);
   EXPECT_LT(std::stoi(c.metadata.at("train.epoch")), 50);
   EXPECT_TRUE(fs::exists(out + "/metrics.csv"));
+}
+
+// Ctrl-C before the first epoch ends: no checkpoint exists, so the run must not suggest
+// --resume (which would fail) nor print a checkpoint path.
+TEST(Train, CtrlCBeforeTheFirstEpochPointsAtNoCheckpoint) {
+  REQUIRE_DATA();
+  const std::string out = tmpdir("sigint-early");
+  fs::create_directories(out);
+  const std::string log_path = out + "/stdout.txt";
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    execl(TANDEM_CLI_PATH, TANDEM_CLI_PATH, "train", "--epochs", "3", "--test-limit", "200", "--threads", "1",
+          "--progress", "none", "--out", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // The header line is printed once the SIGINT handler is installed.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (read_file(log_path).find("training mlp") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "killed by a signal instead of stopping cleanly";
+  EXPECT_EQ(WEXITSTATUS(status), 130);
+  const std::string text = read_file(log_path);
+  EXPECT_FALSE(fs::exists(out + "/checkpoint.safetensors")) << text;
+  EXPECT_NE(text.find("no checkpoint written"), std::string::npos) << text;
+  EXPECT_EQ(text.find("--resume"), std::string::npos) << text;
+  EXPECT_NE(text.find("checkpoint: none"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ ThreadLimitGuard::~ThreadLimitGuard() {
 }
 
 void set_num_threads(int n) {
-  TANDEM_CHECK(n >= 1, ValueError, "set_num_threads", "got ", n, ", expected a positive number of threads");
+  TANDEM_CHECK(n >= 1 && n <= kMaxThreads, ValueError, "set_num_threads", "got ", n,
+               ", expected a number of threads in [1, ", kMaxThreads, "]");
   g_threads.store(n);
   omp_set_num_threads(n);
 }

@@ -9,7 +9,10 @@ namespace tandem {
 
 /// Threads used by intra-op parallel loops (and by oneDNN). Default: hardware cores.
 int get_num_threads();
-/// Sets the thread count for subsequent ops; ValueError if n < 1.
+/// Most threads set_num_threads accepts. Far more than any machine has cores; beyond a few
+/// tens of thousands, OpenMP's team start overflows the stack and the process crashes.
+inline constexpr int kMaxThreads = 4096;
+/// Sets the thread count for subsequent ops; ValueError if n < 1 or n > kMaxThreads.
 void set_num_threads(int n);
 /// Caps the intra-op threads of the calling thread only, while alive (restoring the
 /// previous cap on destruction): ops, tandem's loops and oneDNN started from this thread

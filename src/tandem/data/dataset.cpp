@@ -248,8 +248,9 @@ constexpr int64_t kMnistClasses = 10;
 // root/name.gz if present, else root/name; RuntimeError with the hint when neither is.
 std::string find_idx(const std::string& root, const std::string& name, const char* fn, const std::string& hint) {
   struct stat st {};
-  TANDEM_CHECK(::stat(root.c_str(), &st) == 0 && S_ISDIR(st.st_mode), RuntimeError, fn, "dataset directory ", root,
-               " does not exist; ", hint);
+  const bool exists = ::stat(root.c_str(), &st) == 0;
+  TANDEM_CHECK(exists && S_ISDIR(st.st_mode), RuntimeError, fn, "dataset directory ", root,
+               exists ? " is not a directory; " : " does not exist; ", hint);
   const std::string base = root + (root.empty() || root.back() == '/' ? "" : "/") + name;
   if (is_file(base + ".gz")) return base + ".gz";
   if (is_file(base)) return base;

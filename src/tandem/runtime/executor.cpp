@@ -48,6 +48,9 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
       continue;
     BufferRequest r;
     r.size = extent(v.meta) * element_size(v.meta.dtype);
+    // An empty value needs no memory; it is made per call (free). Planning it would put it
+    // in an arena that does not exist when every value is empty (batch 0 crashed).
+    if (r.size == 0) continue;
     r.first = first_def[static_cast<size_t>(v.id)];
     r.last = std::max(r.first, last_use[static_cast<size_t>(v.id)]);
     buffer_of_[static_cast<size_t>(v.id)] = static_cast<int>(reqs.size());
