@@ -185,6 +185,54 @@ TEST(MaxPoolIndices, CompiledEqualsEager) {
                              [](int) { return std::vector<Tensor>{randn({3, 10})}; });
 }
 
+// ------------------------------------------------------------------ MaxUnpool2d
+
+TEST(MaxUnpool, InvertsMaxPoolOnTheMaxima) {
+  manual_seed(8);
+  MaxPool2d pool({2}, {}, {0}, {1}, false, true);
+  MaxUnpool2d unpool({2});
+  Tensor x = randn({2, 3, 4, 6});
+  auto vi = pool(std::vector<Tensor>{x});
+  Tensor y = unpool(std::vector<Tensor>{vi[0], vi[1]})[0];
+  ASSERT_EQ(y.sizes().vec(), x.sizes().vec());
+  // Each 2x2 window keeps its maximum in place and zeros elsewhere.
+  Tensor mask = y != 0.0;
+  EXPECT_TRUE(same_values(where(mask, x, 0.0), y));
+  EXPECT_EQ(mask.sum().item<int64_t>(), 2 * 3 * 2 * 3);
+  // output_size: the default or within (default - stride, default + stride); leading dims ignored.
+  Tensor big = unpool.unpool(vi[0], vi[1], std::vector<int64_t>{2, 3, 5, 7});
+  EXPECT_EQ(big.sizes().vec(), (std::vector<int64_t>{2, 3, 5, 7}));
+  EXPECT_EQ((big != 0.0).sum().item<int64_t>(), 2 * 3 * 2 * 3);
+  // Unbatched.
+  EXPECT_EQ(unpool.unpool(vi[0][0], vi[1][0]).sizes().vec(), (std::vector<int64_t>{3, 4, 6}));
+}
+
+TEST(MaxUnpool, Errors) {
+  MaxUnpool2d unpool({2});
+  Tensor v = zeros({1, 1, 2, 2});
+  Tensor i = zeros({1, 1, 2, 2}, kInt64);
+  expect_error<NotImplementedError>([&] { unpool(v); }, {"MaxUnpool2d"});
+  expect_error<ValueError>([&] { unpool(std::vector<Tensor>{v}); }, {"MaxUnpool2d", "two inputs", "got 1"});
+  expect_error<ShapeError>([&] { unpool.unpool(zeros({2, 2}), zeros({2, 2}, kInt64)); }, {"MaxUnpool2d", "3D or 4D"});
+  expect_error<TypeError>([&] { unpool.unpool(v, zeros({1, 1, 2, 2}, kInt32)); }, {"MaxUnpool2d", "int32", "int64"});
+  expect_error<ShapeError>([&] { unpool.unpool(v, zeros({1, 1, 2, 1}, kInt64)); }, {"MaxUnpool2d", "[1, 1, 2, 1]"});
+  expect_error<ValueError>([&] { unpool.unpool(v, i, std::vector<int64_t>{6, 4}); }, {"MaxUnpool2d", "output_size [6, 4]"});
+  expect_error<ValueError>([&] { unpool.unpool(v, i, std::vector<int64_t>{4}); }, {"MaxUnpool2d", "at least 2"});
+  expect_error<IndexError>([&] { unpool.unpool(v, full({1, 1, 2, 2}, 16, kInt64)); }, {"16"});
+  expect_error<ValueError>([] { MaxUnpool2d({0}); }, {"MaxUnpool2d", "kernel_size"});
+  expect_error<ValueError>([] { MaxUnpool2d({2}, {1, 2, 3}); }, {"MaxUnpool2d", "one value or two"});
+  expect_error<ValueError>([] { MaxUnpool2d({2}, {}, {-1}); }, {"MaxUnpool2d", "padding"});
+}
+
+TEST(MaxUnpool, CompiledEqualsEager) {
+  expect_compiled_like_eager([] { return std::make_shared<MaxUnpool2d>(std::vector<int64_t>{3}, std::vector<int64_t>{2},
+                                                                       std::vector<int64_t>{1}); },
+                             [](int) {
+                               auto [v, i] = max_pool2d_with_indices(randn({2, 2, 7, 5}), {3}, {2}, {1});
+                               return std::vector<Tensor>{v, i};
+                             });
+}
+
 // ------------------------------------------------------------------ BatchNorm momentum None
 
 TEST(BatchNormMomentumNone, RunningStatsAreTheAverageOfAllBatches) {
