@@ -30,6 +30,8 @@ class Args {
     if (v.is_number_integer()) return {v.get<int64_t>()};
     return v.get<std::vector<int64_t>>();
   }
+  /// The argument is given as None (JSON null).
+  bool is_none(const std::string& k) { return j_.contains(use(k)) && j_.at(k).is_null(); }
   bool is_string(const std::string& k) const { return has(k) && j_.at(k).is_string(); }
   const json& raw(const std::string& k) { return j_.at(use(k)); }
 
@@ -51,6 +53,7 @@ ConvOptions conv_options(Args& a, bool transposed) {
   o.dilation = a.ints("dilation", {1});
   o.groups = a.i("groups", 1);
   o.bias = a.b("bias", true);
+  o.padding_mode = a.s("padding_mode", "zeros");
   if (transposed) o.output_padding = a.ints("output_padding", {0});
   return o;
 }
@@ -78,8 +81,21 @@ ModulePtr make_module(const std::string& type, const json& args) {
   }
   if (type == "MaxPool2d") {
     auto k = a.ints("kernel_size", {});
-    return std::make_shared<MaxPool2d>(k, a.ints("stride", {}), a.ints("padding", {0}), a.ints("dilation", {1}),
-                                       a.b("ceil_mode", false));
+    auto s = a.ints("stride", {}), p = a.ints("padding", {0}), d = a.ints("dilation", {1});
+    bool ceil = a.b("ceil_mode", false);
+    return std::make_shared<MaxPool2d>(k, s, p, d, ceil, a.b("return_indices", false));
+  }
+  if (type == "MaxUnpool2d") {
+    auto k = a.ints("kernel_size", {});
+    return std::make_shared<MaxUnpool2d>(k, a.ints("stride", {}), a.ints("padding", {0}));
+  }
+  if (type == "MaxPool1d") {
+    int64_t k = a.i("kernel_size", 0);
+    std::optional<int64_t> s;
+    if (a.has("stride")) s = a.i("stride", 0);
+    int64_t p = a.i("padding", 0), d = a.i("dilation", 1);
+    bool ceil = a.b("ceil_mode", false);
+    return std::make_shared<MaxPool1d>(k, s, p, d, ceil, a.b("return_indices", false));
   }
   if (type == "AvgPool2d") {
     auto k = a.ints("kernel_size", {});
@@ -93,7 +109,8 @@ ModulePtr make_module(const std::string& type, const json& args) {
   if (type == "AdaptiveAvgPool2d") return std::make_shared<AdaptiveAvgPool2d>(a.ints("output_size", {}));
   if (type == "BatchNorm1d" || type == "BatchNorm2d") {
     int64_t n = a.i("num_features", 0);
-    double eps = a.d("eps", 1e-5), mom = a.d("momentum", 0.1);
+    double eps = a.d("eps", 1e-5);
+    std::optional<double> mom = a.is_none("momentum") ? std::nullopt : std::optional<double>(a.d("momentum", 0.1));
     bool affine = a.b("affine", true), track = a.b("track_running_stats", true);
     if (type == "BatchNorm1d") return std::make_shared<BatchNorm1d>(n, eps, mom, affine, track);
     return std::make_shared<BatchNorm2d>(n, eps, mom, affine, track);
@@ -111,7 +128,10 @@ ModulePtr make_module(const std::string& type, const json& args) {
     int64_t n = a.i("num_embeddings", 0), d = a.i("embedding_dim", 0);
     std::optional<int64_t> pad;
     if (a.has("padding_idx")) pad = a.i("padding_idx", 0);
-    return std::make_shared<Embedding>(n, d, pad);
+    std::optional<double> max_norm;
+    if (a.has("max_norm")) max_norm = a.d("max_norm", 0);
+    double norm_type = a.d("norm_type", 2.0);
+    return std::make_shared<Embedding>(n, d, pad, max_norm, norm_type, a.b("scale_grad_by_freq", false));
   }
   if (type == "ReLU") return std::make_shared<ReLU>();
   if (type == "LeakyReLU") return std::make_shared<LeakyReLU>(a.d("negative_slope", 0.01));
@@ -146,14 +166,13 @@ ModulePtr make_module(const std::string& type, const json& args) {
   throw std::runtime_error("make_module: unknown layer type " + type);
 }
 
-Tensor run_module(const std::string& type, Module& m, const std::vector<Tensor>& inputs) {
-  if (type == "Bilinear") return m.forward_list(inputs).at(0);
+std::vector<Tensor> run_module(const std::string& type, Module& m, const std::vector<Tensor>& inputs) {
   if (type == "ModuleList" || type == "ModuleDict") {
     Tensor y = inputs.at(0);
     for (const auto& c : m.children()) y = (*c)(y);
-    return y;
+    return {y};
   }
-  return m(inputs.at(0));
+  return m(inputs);
 }
 
 }  // namespace tandem::nn::testing

@@ -15,8 +15,9 @@ namespace tandem::nn::testing {
 /// Throws std::runtime_error for an unknown type or argument.
 ModulePtr make_module(const std::string& type, const nlohmann::json& args);
 
-/// Runs a layer as the generator does: Bilinear takes two inputs; ModuleList and ModuleDict
-/// apply their children in order; everything else is module(input).
-Tensor run_module(const std::string& type, Module& m, const std::vector<Tensor>& inputs);
+/// Runs a layer as the generator does and returns its outputs: ModuleList and ModuleDict
+/// apply their children in order; everything else is module(inputs) (Bilinear takes two
+/// inputs; MaxPool with return_indices returns values and indices).
+std::vector<Tensor> run_module(const std::string& type, Module& m, const std::vector<Tensor>& inputs);
 
 }  // namespace tandem::nn::testing

@@ -3,7 +3,9 @@
 // state torch created with load_state_dict (strict, torch's key names), runs the forward
 // and compares the output, the gradients of (output * R).sum() for the floating inputs and
 // every parameter, the state after the forward (BatchNorm running stats) and, where
-// present, a second forward in eval mode. One GoogleTest test per case.
+// present, a second forward in eval mode. Layers with several outputs (MaxPool with
+// return_indices) compare the others exactly ("extra_outputs"; the gradients are those of
+// the first). One GoogleTest test per case.
 //
 // Tolerances come from the case (generator's TOLERANCES): float32 rtol 1e-4 / atol 1e-5
 // (different kernels and summation orders than PyTorch's), float64 1e-10.
@@ -48,8 +50,15 @@ class ModuleCase : public ::testing::Test {
       if (x.is_floating_point()) x.requires_grad_(true);
       inputs.push_back(x);
     }
-    Tensor y = nn::testing::run_module(type, *m, inputs);
+    std::vector<Tensor> ys = nn::testing::run_module(type, *m, inputs);
+    const size_t n_extra = c_.contains("extra_outputs") ? c_.at("extra_outputs").size() : 0;
+    ASSERT_EQ(ys.size(), 1 + n_extra) << "number of outputs";
+    Tensor y = ys[0];
     expect_close(y, c_.at("output"), "output", rtol, atol);
+    for (size_t k = 0; k < n_extra; ++k) {
+      const json& want = c_.at("extra_outputs").at(k);
+      expect_close(ys[k + 1], want, "output " + std::to_string(k + 1), 0, 0);
+    }
 
     Tensor r = oracle::tensor_from_json(c_.at("out_weight"));
     if (y.requires_grad()) (y * r).sum().backward();
@@ -81,7 +90,7 @@ class ModuleCase : public ::testing::Test {
     if (c_.contains("eval_output")) {
       m->eval();
       NoGradGuard ng;
-      expect_close(nn::testing::run_module(type, *m, inputs), c_.at("eval_output"), "eval output", rtol, atol);
+      expect_close(nn::testing::run_module(type, *m, inputs).at(0), c_.at("eval_output"), "eval output", rtol, atol);
     }
   }
 
@@ -127,10 +136,10 @@ TEST(NnOracle, CoversEveryLayer) {
   json doc = json::parse(in);
   std::set<std::string> types;
   for (const auto& c : doc.at("cases")) types.insert(c.at("type").get<std::string>());
-  for (const char* t : {"Linear", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool2d", "AvgPool2d",
-                        "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm", "Dropout",
-                        "Embedding", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax",
-                        "Flatten", "Unflatten", "Identity", "Sequential", "ModuleList", "ModuleDict"})
+  for (const char* t : {"Linear", "Bilinear", "Conv1d", "Conv2d", "ConvTranspose2d", "MaxPool1d", "MaxPool2d",
+                        "MaxUnpool2d", "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
+                        "GroupNorm", "Dropout", "Embedding", "ReLU", "LeakyReLU", "GELU", "SiLU", "Tanh", "Sigmoid",
+                        "Softmax", "LogSoftmax", "Flatten", "Unflatten", "Identity", "Sequential", "ModuleList", "ModuleDict"})
     EXPECT_TRUE(types.count(t)) << "no oracle case for " << t;
 }
 

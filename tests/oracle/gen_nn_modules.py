@@ -18,10 +18,12 @@ Each module case:
              normalisation layers get random affine parameters / running stats so that a
              wrong use of them shows
   inputs     the forward's inputs (Bilinear: two)
-  output     forward result
+  output     forward result (the first one of a tuple)
+  extra_outputs the tuple's other results, compared exactly (MaxPool return_indices: indices)
   out_weight R: the gradients are those of (output * R).sum()
   grads      {"input.<i>": d/d input i (floating inputs), "<param name>": d/d param}
-  state_after the state_dict after the forward (layers with buffers: running stats)
+  state_after the state_dict after the forward (layers with buffers: running stats; Embedding
+             with max_norm: the renormalised weight)
   eval_output (BatchNorm) the output of a second forward in eval mode, after the first
   rtol, atol tolerances (see TOLERANCES below)
 "models": {"fashion_mlp" | "fashion_cnn": [[parameter name, shape], ...]} in torch's order.
@@ -94,7 +96,8 @@ def randomise_norm_state(m, gen):
                     mod.num_batches_tracked.fill_(3)
 
 
-def add(name, type_name, args, inputs, dtype="float32", train=True, seed=0, eval_after=False, tol=None):
+def add(name, type_name, args, inputs, dtype="float32", train=True, seed=0, eval_after=False, tol=None,
+        state_after=False):
     """inputs: list of torch tensors (float inputs are converted to dtype and get gradients)."""
     assert name not in names, name
     names.add(name)
@@ -111,6 +114,9 @@ def add(name, type_name, args, inputs, dtype="float32", train=True, seed=0, eval
             x = x.detach().to(dt).clone().requires_grad_(True)
         xs.append(x)
     y = run(m, type_name, xs)
+    extra = []
+    if isinstance(y, tuple):  # (values, indices) of return_indices: gradients of the values
+        y, extra = y[0], list(y[1:])
     r = torch.randn(y.shape, generator=gen, dtype=dt)
     (y * r).sum().backward()
     grads = {}
@@ -123,7 +129,9 @@ def add(name, type_name, args, inputs, dtype="float32", train=True, seed=0, eval
     case = {"name": name, "type": type_name, "args": args, "dtype": dtype, "train": train, "state": state,
             "inputs": [enc(x) for x in xs], "output": enc(y), "out_weight": enc(r), "grads": grads,
             "rtol": rtol, "atol": atol}
-    if len(list(m.buffers())) > 0:
+    if extra:
+        case["extra_outputs"] = [enc(e) for e in extra]
+    if len(list(m.buffers())) > 0 or state_after:
         case["state_after"] = [[k, enc(v)] for k, v in m.state_dict().items()]
     if eval_after:
         m.eval()
@@ -179,6 +187,30 @@ add("Conv2d/same_dilation", "Conv2d",
 add("Conv2d/unbatched", "Conv2d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3}, [randn(2, 5, 5)])
 add("Conv2d/float64", "Conv2d", {"in_channels": 3, "out_channels": 4, "kernel_size": 3, "stride": 2, "padding": 1},
     [randn(2, 3, 7, 7)], dtype="float64")
+# padding_mode: F.pad(mode) then a convolution with padding 0 (numeric, tuple and "same" paddings)
+for mode in ("reflect", "replicate", "circular"):
+    add(f"Conv1d/{mode}", "Conv1d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 2,
+                                      "padding_mode": mode}, [randn(2, 2, 7)])
+    add(f"Conv1d/{mode}_same_stride1_dil", "Conv1d",
+        {"in_channels": 2, "out_channels": 2, "kernel_size": 4, "padding": "same", "dilation": 2,
+         "padding_mode": mode}, [randn(1, 2, 9)])
+    add(f"Conv2d/{mode}", "Conv2d", {"in_channels": 2, "out_channels": 3, "kernel_size": [3, 2], "stride": [2, 1],
+                                      "padding": [1, 2], "padding_mode": mode}, [randn(2, 2, 6, 5)])
+    add(f"Conv2d/{mode}_same_even", "Conv2d",
+        {"in_channels": 2, "out_channels": 2, "kernel_size": [4, 3], "padding": "same", "padding_mode": mode},
+        [randn(1, 2, 6, 5)])
+    add(f"Conv2d/{mode}_groups_float64", "Conv2d",
+        {"in_channels": 4, "out_channels": 2, "kernel_size": 3, "padding": 1, "groups": 2, "dilation": 2,
+         "padding_mode": mode}, [randn(2, 4, 6, 6)], dtype="float64")
+for mode in ("reflect", "replicate"):  # torch 1.13's circular F.pad rejects unbatched input
+    add(f"Conv1d/{mode}_unbatched", "Conv1d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1,
+                                                "padding_mode": mode}, [randn(2, 6)])
+    add(f"Conv2d/{mode}_unbatched", "Conv2d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1,
+                                                "padding_mode": mode}, [randn(2, 5, 4)])
+add("Conv2d/zeros_explicit", "Conv2d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": 1,
+                                        "padding_mode": "zeros"}, [randn(2, 2, 5, 5)])
+add("Conv2d/reflect_valid", "Conv2d", {"in_channels": 2, "out_channels": 3, "kernel_size": 3, "padding": "valid",
+                                       "padding_mode": "reflect"}, [randn(1, 2, 5, 5)])
 add("ConvTranspose2d/basic", "ConvTranspose2d", {"in_channels": 3, "out_channels": 2, "kernel_size": 3},
     [randn(2, 3, 4, 4)])
 add("ConvTranspose2d/stride_pad_outpad", "ConvTranspose2d",
@@ -197,6 +229,34 @@ add("MaxPool2d/stride_padding", "MaxPool2d", {"kernel_size": 3, "stride": 2, "pa
 add("MaxPool2d/dilation_ceil", "MaxPool2d", {"kernel_size": [2, 3], "stride": [2, 1], "dilation": 2, "ceil_mode": True},
     [randn(1, 2, 9, 8)])
 add("MaxPool2d/float64", "MaxPool2d", {"kernel_size": 2, "stride": 1}, [randn(2, 2, 4, 5)], dtype="float64")
+add("MaxPool2d/return_indices", "MaxPool2d", {"kernel_size": 3, "stride": 2, "padding": 1, "return_indices": True},
+    [randn(2, 2, 7, 6)])
+add("MaxPool2d/return_indices_dil_ceil_unbatched", "MaxPool2d",
+    {"kernel_size": [2, 3], "stride": [2, 1], "dilation": 2, "ceil_mode": True, "return_indices": True},
+    [randn(2, 9, 8)], dtype="float64")
+add("MaxPool2d/return_indices_false", "MaxPool2d", {"kernel_size": 2, "return_indices": False}, [randn(1, 2, 4, 4)])
+add("MaxPool1d/basic", "MaxPool1d", {"kernel_size": 2}, [randn(2, 3, 8)])
+add("MaxPool1d/stride_padding", "MaxPool1d", {"kernel_size": 3, "stride": 2, "padding": 1}, [randn(2, 2, 9)])
+add("MaxPool1d/dilation_ceil", "MaxPool1d", {"kernel_size": 2, "stride": 2, "dilation": 2, "ceil_mode": True},
+    [randn(1, 2, 10)])
+add("MaxPool1d/unbatched_float64", "MaxPool1d", {"kernel_size": 3, "stride": 1}, [randn(3, 7)], dtype="float64")
+add("MaxPool1d/return_indices", "MaxPool1d", {"kernel_size": 3, "stride": 2, "padding": 1, "return_indices": True},
+    [randn(2, 3, 9)])
+add("MaxPool1d/return_indices_dil_ceil_unbatched", "MaxPool1d",
+    {"kernel_size": 2, "stride": 3, "dilation": 2, "ceil_mode": True, "return_indices": True}, [randn(2, 11)],
+    dtype="float64")
+# MaxUnpool2d: inputs (values, indices) of a max pool over a random input (overlapping windows
+# repeat indices: every writer gets the gradient at its position, as PyTorch)
+def pooled(shape, seed=0, **kw):
+    v, i = torch.nn.functional.max_pool2d(randn(*shape, seed=seed), return_indices=True, **kw)
+    return [v, i]
+
+
+add("MaxUnpool2d/basic", "MaxUnpool2d", {"kernel_size": 2}, pooled((2, 3, 6, 6), kernel_size=2))
+add("MaxUnpool2d/stride_padding_overlap", "MaxUnpool2d", {"kernel_size": 3, "stride": 2, "padding": 1},
+    pooled((2, 2, 7, 5), kernel_size=3, stride=2, padding=1))
+add("MaxUnpool2d/rect_unbatched_float64", "MaxUnpool2d", {"kernel_size": [2, 3], "stride": [2, 1]},
+    pooled((2, 6, 7), kernel_size=(2, 3), stride=(2, 1)), dtype="float64")
 add("AvgPool2d/basic", "AvgPool2d", {"kernel_size": 2}, [randn(2, 3, 6, 6)])
 add("AvgPool2d/pad_exclude", "AvgPool2d",
     {"kernel_size": 3, "stride": 2, "padding": 1, "count_include_pad": False}, [randn(2, 2, 7, 6)])
@@ -217,10 +277,16 @@ for dims, x in ((1, randn(6, 4)), (1, randn(4, 3, 5)), (2, randn(3, 4, 3, 3))):
     add(f"{bn}/momentum_{tag}", bn, {"num_features": c, "momentum": 0.3, "eps": 1e-3}, [x], eval_after=True)
     add(f"{bn}/no_affine_{tag}", bn, {"num_features": c, "affine": False}, [x], eval_after=True)
     add(f"{bn}/no_running_stats_{tag}", bn, {"num_features": c, "track_running_stats": False}, [x], eval_after=True)
+    add(f"{bn}/momentum_none_{tag}", bn, {"num_features": c, "momentum": None}, [x], eval_after=True)
+    add(f"{bn}/momentum_none_eval_{tag}", bn, {"num_features": c, "momentum": None}, [x], train=False)
+    add(f"{bn}/momentum_none_no_stats_{tag}", bn, {"num_features": c, "momentum": None, "track_running_stats": False},
+        [x], eval_after=True)
     add(f"{bn}/no_affine_no_stats_eval_{tag}", bn, {"num_features": c, "affine": False, "track_running_stats": False},
         [x], train=False)
 add("BatchNorm2d/float64", "BatchNorm2d", {"num_features": 3, "momentum": 0.2}, [randn(2, 3, 4, 3)], dtype="float64",
     eval_after=True)
+add("BatchNorm2d/momentum_none_float64", "BatchNorm2d", {"num_features": 3, "momentum": None, "affine": False},
+    [randn(2, 3, 4, 3)], dtype="float64", eval_after=True)
 add("LayerNorm/last_dim", "LayerNorm", {"normalized_shape": [5]}, [randn(3, 5)])
 add("LayerNorm/two_dims", "LayerNorm", {"normalized_shape": [3, 4], "eps": 1e-3}, [randn(2, 2, 3, 4)])
 add("LayerNorm/no_affine", "LayerNorm", {"normalized_shape": [6], "elementwise_affine": False}, [randn(4, 6)])
@@ -243,6 +309,23 @@ add("Embedding/basic", "Embedding", {"num_embeddings": 5, "embedding_dim": 3}, [
 add("Embedding/padding_idx", "Embedding", {"num_embeddings": 5, "embedding_dim": 3, "padding_idx": 2}, [idx])
 add("Embedding/negative_padding_idx", "Embedding", {"num_embeddings": 5, "embedding_dim": 3, "padding_idx": -1},
     [idx])
+# max_norm: the looked-up rows are renormalised in place (torch.embedding_renorm_) before the lookup
+# (N(0, 1) rows of dim 4 have norms around 2: some rows are over the bound, some not, row 5 not looked up)
+idx2 = torch.tensor([[0, 2, 1, 4], [4, 3, 2, 2]])
+add("Embedding/max_norm", "Embedding", {"num_embeddings": 6, "embedding_dim": 4, "max_norm": 1.8}, [idx2],
+    state_after=True)
+add("Embedding/max_norm_p1_padding", "Embedding",
+    {"num_embeddings": 6, "embedding_dim": 4, "max_norm": 2.5, "norm_type": 1.0, "padding_idx": 2}, [idx2],
+    state_after=True)
+add("Embedding/max_norm_p3_float64", "Embedding",
+    {"num_embeddings": 6, "embedding_dim": 4, "max_norm": 1.2, "norm_type": 3.0}, [idx2], dtype="float64",
+    state_after=True)
+add("Embedding/max_norm_scale_grad_by_freq", "Embedding",
+    {"num_embeddings": 6, "embedding_dim": 4, "max_norm": 1.5, "scale_grad_by_freq": True}, [idx2], state_after=True)
+add("Embedding/scale_grad_by_freq", "Embedding", {"num_embeddings": 5, "embedding_dim": 3, "scale_grad_by_freq": True},
+    [idx])
+add("Embedding/max_norm_scalar_index", "Embedding", {"num_embeddings": 4, "embedding_dim": 3, "max_norm": 0.5},
+    [torch.tensor(3)], state_after=True)
 add("Embedding/scalar_index", "Embedding", {"num_embeddings": 4, "embedding_dim": 2}, [torch.tensor(3)])
 
 # ---------------------------------------------------------------- activations

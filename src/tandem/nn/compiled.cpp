@@ -19,7 +19,7 @@ CompiledModule::CompiledModule(ModulePtr module, jit::CompileOptions opts) : mod
         // The parameters and buffers after the caller's inputs are bound so that capture
         // maps the module's tensors to graph inputs; forward reads them from the module.
         std::vector<Tensor> user(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(num_user_));
-        return module_->forward_list(user);
+        return (*module_)(user);  // with hooks, as the eager call
       },
       std::move(opts));
 }
@@ -123,7 +123,7 @@ jit::Explanation CompiledModule::explain(const std::vector<Tensor>& inputs) {
   ModulePtr m = module_;
   jit::Explanation ex = jit::explain(
       [m, n](const std::vector<Tensor>& all) {
-        return m->forward_list(std::vector<Tensor>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n)));
+        return (*m)(std::vector<Tensor>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n)));
       },
       args_, fn_->options(), st);
   args_.clear();

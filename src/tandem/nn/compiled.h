@@ -36,7 +36,8 @@ class CompiledModule {
   /// module(input) (forward with hooks), compiled. Same result as the eager call: bitwise
   /// where the same kernels run (all of tandem's ops do).
   Tensor operator()(const Tensor& input);
-  /// module->forward_list(inputs), compiled (modules with several inputs or outputs).
+  /// (*module)(inputs) (forward_list with hooks), compiled (modules with several inputs or
+  /// outputs).
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
 
   Module& module() const { return *module_; }

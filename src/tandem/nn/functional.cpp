@@ -1,6 +1,8 @@
 #include "tandem/nn/functional.h"
 
+#include "tandem/autograd/engine.h"
 #include "tandem/ops/binary.h"
+#include "tandem/ops/index.h"
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/pointwise.h"
 #include "tandem/ops/reduce.h"
@@ -35,6 +37,23 @@ Tensor bilinear(const Tensor& input1, const Tensor& input2, const Tensor& weight
 Tensor normalize(const Tensor& input, double p, int64_t dim, double eps) {
   Tensor denom = clamp_min(norm(input, p, {dim}, /*keepdim=*/true), eps);
   return input / denom.expand_as(input);
+}
+
+Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm, double norm_type) {
+  TANDEM_CHECK(weight.defined() && weight.dim() == 2, ShapeError, "embedding_renorm_", "got weight of shape ",
+               weight.defined() ? str_cat(weight.sizes()) : std::string("undefined"), ", expected [V, D]");
+  TANDEM_CHECK(indices.dtype() == kInt64 || indices.dtype() == kInt32, TypeError, "embedding_renorm_", "got indices of dtype ",
+               dtype_name(indices.dtype()), ", expected int64 or int32");
+  NoGradGuard ng;
+  // Gather the picked rows, scale those over the bound, write them back. A repeated index
+  // writes the same row (computed from the original) more than once: renormalised once.
+  // Rows within the bound are multiplied by exactly 1 (unchanged).
+  Tensor idx = indices.reshape({-1}).to(kInt64);
+  Tensor rows = index_select(weight, 0, idx);
+  Tensor norms = norm(rows, norm_type, {1}, /*keepdim=*/true);
+  Tensor scale = where(norms > max_norm, max_norm / (norms + 1e-7), 1.0);
+  weight.index_copy_(0, idx, rows * scale);
+  return weight;
 }
 
 }  // namespace tandem::nn::functional

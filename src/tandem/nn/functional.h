@@ -12,7 +12,7 @@
 // torch.nn.functional's order (no options structs). The exceptions:
 //  - embedding(input, weight, ...) takes the indices first, as F.embedding does; the op
 //    tandem::embedding(weight, indices, ...) takes them second (at::embedding's order).
-//  - bilinear and normalize have no op of their own; they are composites of ops defined in
+//  - bilinear, normalize and embedding_renorm_ have no op of their own; they are composites of ops defined in
 //    functional.cpp (so they are differentiable through those ops).
 #include <optional>
 
@@ -66,6 +66,14 @@ inline Tensor embedding(const Tensor& input, const Tensor& weight, std::optional
                         bool scale_grad_by_freq = false) {
   return tandem::embedding(weight, input, padding_idx, scale_grad_by_freq);
 }
+/// Rescales, in place and without recording gradients, the rows of weight [V, D] that
+/// `indices` (int32/int64, any shape) pick and whose p-norm (p = norm_type) exceeds
+/// max_norm, to norm max_norm: row *= max_norm / (norm + 1e-7) (torch.embedding_renorm_,
+/// which F.embedding / nn.Embedding with max_norm call before the lookup). Repeated indices
+/// are renormalised once. Returns weight. ShapeError unless weight is 2-D; TypeError for
+/// non-integer indices; IndexError for an index outside [0, V) (from index_select, before
+/// anything is written).
+Tensor& embedding_renorm_(Tensor& weight, const Tensor& indices, double max_norm, double norm_type = 2.0);
 using tandem::one_hot;
 
 // ---------------------------------------------------------------- activations

@@ -33,21 +33,64 @@ Tensor Module::forward(const Tensor&) {
 
 std::vector<Tensor> Module::forward_list(const std::vector<Tensor>& inputs) {
   TANDEM_CHECK(inputs.size() == 1, ValueError, name_, "forward takes one tensor, got ", inputs.size());
-  return {(*this)(inputs[0])};
+  return {forward(inputs[0])};
 }
 
 Tensor Module::operator()(const Tensor& input) {
   Tensor x = input;
-  for (auto& [id, h] : pre_hooks_) {
-    Tensor r = h(*this, x);
-    if (r.defined()) x = r;
+  for (auto& h : pre_hooks_) {
+    if (h.one) {
+      Tensor r = h.one(*this, x);
+      if (r.defined()) x = r;
+    } else {
+      std::vector<Tensor> r = h.list(*this, {x});
+      TANDEM_CHECK(r.size() <= 1, ValueError, name_, "a forward pre-hook returned ", r.size(),
+                   " inputs for a one-tensor call, expected 1 (or none to keep the input)");
+      if (!r.empty() && r[0].defined()) x = r[0];
+    }
   }
   Tensor y = forward(x);
-  for (auto& [id, h] : hooks_) {
-    Tensor r = h(*this, x, y);
-    if (r.defined()) y = r;
+  for (auto& h : hooks_) {
+    if (h.one) {
+      Tensor r = h.one(*this, x, y);
+      if (r.defined()) y = r;
+    } else {
+      std::vector<Tensor> r = h.list(*this, {x}, {y});
+      TANDEM_CHECK(r.size() <= 1, ValueError, name_, "a forward hook returned ", r.size(),
+                   " outputs for a one-tensor call, expected 1 (or none to keep the output)");
+      if (!r.empty() && r[0].defined()) y = r[0];
+    }
   }
   return y;
+}
+
+std::vector<Tensor> Module::operator()(const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> in = inputs;
+  for (auto& h : pre_hooks_) {
+    if (h.one) {
+      TANDEM_CHECK(in.size() == 1, ValueError, name_, "a one-tensor forward pre-hook cannot take a call with ", in.size(),
+                   " inputs, expected 1 (register a list hook: std::vector<Tensor>(Module&, const std::vector<Tensor>&))");
+      Tensor r = h.one(*this, in[0]);
+      if (r.defined()) in[0] = r;
+    } else {
+      std::vector<Tensor> r = h.list(*this, in);
+      if (!r.empty()) in = std::move(r);
+    }
+  }
+  std::vector<Tensor> out = forward_list(in);
+  for (auto& h : hooks_) {
+    if (h.one) {
+      TANDEM_CHECK(in.size() == 1 && out.size() == 1, ValueError, name_, "a one-tensor forward hook cannot take a call with ",
+                   in.size(), " inputs and ", out.size(), " outputs, expected 1 and 1 (register a list hook: "
+                   "std::vector<Tensor>(Module&, const std::vector<Tensor>&, const std::vector<Tensor>&))");
+      Tensor r = h.one(*this, in[0], out[0]);
+      if (r.defined()) out[0] = r;
+    } else {
+      std::vector<Tensor> r = h.list(*this, in, out);
+      if (!r.empty()) out = std::move(r);
+    }
+  }
+  return out;
 }
 
 void Module::check_new_name(const std::string& name) const {
@@ -219,16 +262,30 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
       }
 }
 
-HookHandle Module::register_forward_pre_hook(std::function<Tensor(Module&, const Tensor&)> hook) {
+HookHandle Module::register_forward_pre_hook(ForwardPreHook hook) {
   int64_t id = g_hook_ids.fetch_add(1);
-  pre_hooks_.emplace_back(id, std::move(hook));
+  pre_hooks_.push_back({id, std::move(hook), nullptr});
   ++hooks_changes_;
   return HookHandle(this, id, true);
 }
 
-HookHandle Module::register_forward_hook(std::function<Tensor(Module&, const Tensor&, const Tensor&)> hook) {
+HookHandle Module::register_forward_pre_hook(ForwardPreListHook hook) {
   int64_t id = g_hook_ids.fetch_add(1);
-  hooks_.emplace_back(id, std::move(hook));
+  pre_hooks_.push_back({id, nullptr, std::move(hook)});
+  ++hooks_changes_;
+  return HookHandle(this, id, true);
+}
+
+HookHandle Module::register_forward_hook(ForwardHook hook) {
+  int64_t id = g_hook_ids.fetch_add(1);
+  hooks_.push_back({id, std::move(hook), nullptr});
+  ++hooks_changes_;
+  return HookHandle(this, id, false);
+}
+
+HookHandle Module::register_forward_hook(ForwardListHook hook) {
+  int64_t id = g_hook_ids.fetch_add(1);
+  hooks_.push_back({id, nullptr, std::move(hook)});
   ++hooks_changes_;
   return HookHandle(this, id, false);
 }
@@ -236,10 +293,10 @@ HookHandle Module::register_forward_hook(std::function<Tensor(Module&, const Ten
 void Module::remove_hook(int64_t id, bool pre) {
   if (pre) {
     for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it)
-      if (it->first == id) { pre_hooks_.erase(it); ++hooks_changes_; return; }
+      if (it->id == id) { pre_hooks_.erase(it); ++hooks_changes_; return; }
   } else {
     for (auto it = hooks_.begin(); it != hooks_.end(); ++it)
-      if (it->first == id) { hooks_.erase(it); ++hooks_changes_; return; }
+      if (it->id == id) { hooks_.erase(it); ++hooks_changes_; return; }
   }
 }
 

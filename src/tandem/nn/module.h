@@ -48,12 +48,20 @@ class Module : public std::enable_shared_from_this<Module> {
   Module& operator=(const Module&) = delete;
 
   /// The computation: input [N, ...] -> output, per layer. Modules with other
-  /// signatures override forward_list instead.
+  /// signatures (several inputs or outputs: Bilinear, MaxPool2d with return_indices)
+  /// override forward_list instead.
   virtual Tensor forward(const Tensor& input);
-  /// General form used by compiled modules and containers; default calls forward(inputs[0]).
+  /// The computation on a list of inputs; the default calls forward(inputs[0]) (ValueError
+  /// unless there is exactly one input). Runs no hooks: call operator() for that.
   virtual std::vector<Tensor> forward_list(const std::vector<Tensor>& inputs);
-  /// Runs forward pre-hooks, forward, then forward hooks (which may replace the output).
+  /// Calls the module (PyTorch's Module.__call__): forward pre-hooks, forward, then forward
+  /// hooks (which may replace the input / output), in registration order.
   Tensor operator()(const Tensor& input);
+  /// The same for modules with several inputs or outputs: pre-hooks, forward_list, hooks.
+  /// List hooks see all inputs and outputs; a one-tensor hook runs when the call has one
+  /// input (pre-hook) / one input and one output (hook), and raises ValueError naming the
+  /// module otherwise (it cannot see the call; register a list hook).
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs);
 
   const std::string& name() const { return name_; }
 
@@ -106,10 +114,22 @@ class Module : public std::enable_shared_from_this<Module> {
   /// on a shape or dtype mismatch.
   void load_state_dict(const NamedTensors& state, bool strict = true);
 
+  /// One-tensor hooks (modules with one input and one output).
+  using ForwardPreHook = std::function<Tensor(Module&, const Tensor&)>;
+  using ForwardHook = std::function<Tensor(Module&, const Tensor& input, const Tensor& output)>;
+  /// List hooks (PyTorch's hooks see the tuple of positional inputs): any module.
+  using ForwardPreListHook = std::function<std::vector<Tensor>(Module&, const std::vector<Tensor>&)>;
+  using ForwardListHook =
+      std::function<std::vector<Tensor>(Module&, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs)>;
   /// Hook run before forward with the input; may return a replacement (undefined keeps it).
-  HookHandle register_forward_pre_hook(std::function<Tensor(Module&, const Tensor&)> hook);
+  HookHandle register_forward_pre_hook(ForwardPreHook hook);
+  /// List form: gets the inputs; may return replacement inputs (an empty list keeps them).
+  HookHandle register_forward_pre_hook(ForwardPreListHook hook);
   /// Hook run after forward with input and output; may return a replacement output.
-  HookHandle register_forward_hook(std::function<Tensor(Module&, const Tensor&, const Tensor&)> hook);
+  HookHandle register_forward_hook(ForwardHook hook);
+  /// List form: gets inputs and outputs; may return replacement outputs (empty keeps them).
+  /// One-tensor calls (operator()(Tensor)) accept only a one-tensor replacement (ValueError).
+  HookHandle register_forward_hook(ForwardListHook hook);
   void remove_hook(int64_t id, bool pre);
   /// Changes whenever hooks are added or removed anywhere in the tree (compiled modules
   /// guard on it).
@@ -128,8 +148,19 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, ModulePtr>> children_;
-  std::vector<std::pair<int64_t, std::function<Tensor(Module&, const Tensor&)>>> pre_hooks_;
-  std::vector<std::pair<int64_t, std::function<Tensor(Module&, const Tensor&, const Tensor&)>>> hooks_;
+  // A hook in one of its two forms (the other is empty), kept in registration order.
+  struct PreHookEntry {
+    int64_t id;
+    ForwardPreHook one;
+    ForwardPreListHook list;
+  };
+  struct HookEntry {
+    int64_t id;
+    ForwardHook one;
+    ForwardListHook list;
+  };
+  std::vector<PreHookEntry> pre_hooks_;
+  std::vector<HookEntry> hooks_;
   uint64_t hooks_changes_ = 0;
   void check_new_name(const std::string& name) const;
 };
