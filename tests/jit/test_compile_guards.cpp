@@ -4,16 +4,13 @@
 
 #include <cstring>
 
+#include "support/bitwise.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
+using tandem_test::bitwise_equal;
 
 namespace {
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) return false;
-  Tensor x = a.contiguous(), y = b.contiguous();
-  return std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<size_t>(x.nbytes())) == 0;
-}
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Reads its input through a strided view: a program compiled for one layout is wrong for

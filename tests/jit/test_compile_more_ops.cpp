@@ -5,17 +5,14 @@
 
 #include <cstring>
 
+#include "support/bitwise.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
+using tandem_test::bitwise_equal;
 
 namespace {
 
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) return false;
-  Tensor x = a.contiguous(), y = b.contiguous();
-  return std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<size_t>(x.numel() * x.element_size())) == 0;
-}
 
 }  // namespace
 

@@ -6,18 +6,14 @@
 #include <cmath>
 #include <cstring>
 
+#include "support/bitwise.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
 
 namespace {
 
-// Bitwise: same dtype, sizes, strides and bytes.
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes()) || !a.strides().equals(b.strides())) return false;
-  Tensor x = a.contiguous(), y = b.contiguous();
-  return std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<size_t>(x.nbytes())) == 0;
-}
+bool bitwise_equal(const Tensor& a, const Tensor& b) { return tandem_test::bitwise_equal(a, b, true); }
 
 bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 

@@ -7,21 +7,17 @@
 
 #include <cstring>
 
+#include "support/bitwise.h"
 #include "nn_test_util.h"
 
 using namespace tandem;
+using tandem_test::bitwise_equal;
 using namespace tandem::nn;
 using nn::testing::expect_error;
 using nn::testing::same_values;
 
 namespace {
 
-// Bitwise: same dtype, sizes and bytes.
-bool bitwise_equal(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) return false;
-  Tensor x = a.contiguous(), y = b.contiguous();
-  return std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<size_t>(x.nbytes())) == 0;
-}
 
 // Eager vs compiled of two twins (same seed, so the same parameters), several calls (the
 // first captures, the others run the program); the state (buffers, parameters) after each

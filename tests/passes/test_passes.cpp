@@ -2,9 +2,11 @@
 
 #include <cstring>
 
+#include "support/bitwise.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
+using tandem_test::bitwise_equal;
 
 namespace {
 TensorMeta meta(DimVector sizes, DType dt = kFloat32) { return TensorMeta{dt, std::move(sizes), {}}; }
@@ -127,11 +129,6 @@ TEST(Passes, ManagerSwitchesAndVerifierCatchesBadGraphs) {
 }
 
 namespace {
-bool bitwise(const Tensor& a, const Tensor& b) {
-  if (a.dtype() != b.dtype() || !a.sizes().equals(b.sizes())) return false;
-  Tensor x = a.contiguous(), y = b.contiguous();
-  return std::memcmp(x.data_ptr(), y.data_ptr(), static_cast<size_t>(x.nbytes())) == 0;
-}
 // native_batch_norm(x, weight, bias, running_mean, running_var; training, momentum, eps):
 // writes running_mean/var in place when training (OpDef::mutates_inputs).
 int batch_norm_node(ir::Graph& g, int x, int rm, int rv, bool training) {
@@ -228,9 +225,9 @@ TEST(Passes, ExecutorRunsMutatingNodesAndBumpsVersions) {
   auto want = native_batch_norm(in, {}, {}, m1, v1, true, 0.1, 1e-5);
   const auto version = m2._version();
   auto got = ex.run({in, m2, v2});
-  EXPECT_TRUE(bitwise(std::get<0>(want), got[0]));
-  EXPECT_TRUE(bitwise(m1, m2));
-  EXPECT_TRUE(bitwise(v1, v2));
+  EXPECT_TRUE(bitwise_equal(std::get<0>(want), got[0]));
+  EXPECT_TRUE(bitwise_equal(m1, m2));
+  EXPECT_TRUE(bitwise_equal(v1, v2));
   EXPECT_GT(m2._version(), version);
 }
 
@@ -261,10 +258,10 @@ TEST(Passes, InplaceReuseWritesIntoDyingIntermediates) {
   Tensor ee = exp(in), uu = sigmoid(ee);
   for (int call = 0; call < 2; ++call) {
     auto got = ex.run({in});
-    EXPECT_TRUE(bitwise(got[0], ee * uu));
-    EXPECT_TRUE(bitwise(got[1], sum(relu(in * 2.0) + ee, {1}, true)));
-    EXPECT_TRUE(bitwise(got[2], uu));
-    EXPECT_TRUE(bitwise(got[3], neg(uu)));
+    EXPECT_TRUE(bitwise_equal(got[0], ee * uu));
+    EXPECT_TRUE(bitwise_equal(got[1], sum(relu(in * 2.0) + ee, {1}, true)));
+    EXPECT_TRUE(bitwise_equal(got[2], uu));
+    EXPECT_TRUE(bitwise_equal(got[3], neg(uu)));
   }
 }
 
@@ -350,13 +347,13 @@ TEST(Passes, FusedConvBlockIsBitwiseTheUnfusedChain) {
       Tensor fused = dispatch1(get_op("_fused_conv2d"), {x, w, b}, a);
       Tensor want = relu(conv2d(x, w, b, {1}, {1}));
       if (pool) want = max_pool2d(want, {cs.k, cs.k}, {cs.s, cs.s});
-      EXPECT_TRUE(bitwise(fused, want)) << "pool " << pool;
+      EXPECT_TRUE(bitwise_equal(fused, want)) << "pool " << pool;
       EXPECT_TRUE(fused.is_contiguous());
       a.resize(a.size() + 1);
       a.back() = AttrValue(true);  // channels_last
       Tensor cl = dispatch1(get_op("_fused_conv2d"), {x, w, b}, a);
       EXPECT_EQ(cl.stride(1), 1);
-      EXPECT_TRUE(bitwise(cl, want)) << "channels last, pool " << pool;
+      EXPECT_TRUE(bitwise_equal(cl, want)) << "channels last, pool " << pool;
     }
   }
   // Bad input is an error, not a crash.
