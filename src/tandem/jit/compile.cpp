@@ -220,11 +220,17 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   Entry e;
   e.sig = sig;
   last_sig_ = sig;
-  last_entry_ = static_cast<int>(cache_.size());
+  // last_entry_ moves to the new entry only once it is in the cache: a capture that raises
+  // (bad input: eager's error) must not leave it pointing past the end.
+  last_entry_ = -1;
+  auto keep = [&](Entry&& entry) {
+    cache_.push_back(std::move(entry));
+    last_entry_ = static_cast<int>(cache_.size()) - 1;
+  };
   if (sig.distinct_views) {
     e.break_reason = "two inputs are different views of one storage";
     warn_once("views", e.break_reason + ": such calls run eagerly (pass the same tensor, or copies)");
-    cache_.push_back(std::move(e));
+    keep(std::move(e));
     return run_eager(inputs);
   }
   ++captures_;
@@ -237,14 +243,14 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     if (opts_.strict) throw GraphBreak(c.break_reason);
     warn_once("break:" + c.break_reason, "graph break: " + c.break_reason + "; this signature runs eagerly");
     e.break_reason = c.break_reason;
-    cache_.push_back(std::move(e));
+    keep(std::move(e));
     ++eager_calls_;
     return c.outputs;
   }
   e.lifted = c.lifted;
   std::vector<Tensor> outputs = std::move(c.outputs);
   e.exec = build_program(c, opts_);
-  cache_.push_back(std::move(e));
+  keep(std::move(e));
   ++eager_calls_;  // the capturing call itself ran eagerly
   return outputs;
 }
