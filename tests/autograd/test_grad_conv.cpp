@@ -11,24 +11,17 @@
 
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/kernels/cpu/onednn.h"
+#include "support/grad_helpers.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
+using tandem_test::Fn;
+using tandem_test::wrap;
+using tandem_test::leaf;
 using autograd::gradcheck;
 using autograd::gradgradcheck;
 
 namespace {
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-autograd::DiffFunction wrap(Fn f) {
-  return [f](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in)}; };
-}
-
-Tensor leaf(IntArrayRef sizes, uint64_t seed, DType dt = kFloat64) {
-  manual_seed(seed);
-  return randn(sizes, dt).detach().requires_grad_();
-}
 
 void check(Fn f, const std::vector<Tensor>& in, bool second = false) {
   EXPECT_TRUE(gradcheck(wrap(f), in));

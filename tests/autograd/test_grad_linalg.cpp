@@ -7,26 +7,19 @@
 #include <cmath>
 #include <fstream>
 
+#include "support/grad_helpers.h"
 #include "support/tensor_json.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
+using tandem_test::Fn;
+using tandem_test::wrap;
+using tandem_test::leaf;
 using autograd::gradcheck;
 using autograd::gradgradcheck;
 using nlohmann::json;
 
 namespace {
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-autograd::DiffFunction wrap(Fn f) {
-  return [f](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in)}; };
-}
-
-Tensor leaf(IntArrayRef sizes, uint64_t seed) {
-  manual_seed(seed);
-  return randn(sizes, kFloat64).detach().requires_grad_();
-}
 
 void check(Fn f, const std::vector<Tensor>& in, bool second = false) {
   EXPECT_TRUE(gradcheck(wrap(f), in));

@@ -11,39 +11,20 @@
 #include <functional>
 #include <vector>
 
+#include "support/grad_helpers.h"
 #include "support/tensor_json.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
+using tandem_test::Fn;
+using tandem_test::wrap;
+using tandem_test::leaf;
+using tandem_test::leaf_nc;
 using autograd::gradcheck;
 using autograd::gradgradcheck;
 using indexing::Slice;
 
 namespace {
-
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-autograd::DiffFunction wrap(Fn f) {
-  return [f](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in)}; };
-}
-
-Tensor leaf(IntArrayRef sizes, uint64_t seed) {
-  manual_seed(seed);
-  return randn(sizes, kFloat64).detach().requires_grad_();
-}
-
-// A non-contiguous leaf: a permuted view (all dims reversed) of a tensor of reversed sizes.
-Tensor leaf_nc(IntArrayRef sizes, uint64_t seed) {
-  DimVector rev, perm;
-  for (int64_t d = static_cast<int64_t>(sizes.size()) - 1; d >= 0; --d) {
-    rev.push_back(sizes[static_cast<size_t>(d)]);
-    perm.push_back(d);
-  }
-  manual_seed(seed);
-  Tensor t = randn(rev, kFloat64).permute(perm).detach().requires_grad_();
-  EXPECT_TRUE(sizes.size() < 2 || !t.is_contiguous());
-  return t;
-}
 
 void check(Fn f, const std::vector<Tensor>& in, bool second = true) {
   try {

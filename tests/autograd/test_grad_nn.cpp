@@ -6,45 +6,23 @@
 
 #include <fstream>
 
+#include "support/grad_helpers.h"
 #include "support/tensor_json.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
+using tandem_test::Fn;
+using tandem_test::wrap;
+using tandem_test::expect_same_first_derivative;
 using autograd::gradcheck;
 using autograd::gradgradcheck;
 using nlohmann::json;
 
 namespace {
 
-using Fn = std::function<Tensor(const std::vector<Tensor>&)>;
-
-autograd::DiffFunction wrap(Fn f) {
-  return [f](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in)}; };
-}
-
 Tensor leaf(IntArrayRef sizes, uint64_t seed, double scale = 1.0, double shift = 0.0) {
   manual_seed(seed);
   return (randn(sizes, kFloat64) * scale + shift).detach().requires_grad_();
-}
-
-// Under create_graph some rules switch from a fused backward op to a form written with
-// ops (gradgradcheck differentiates that form, so it cannot catch an error in it): its
-// first derivative must equal the plain one, which gradcheck verified.
-void expect_same_first_derivative(const Fn& f, const std::vector<Tensor>& in) {
-  std::vector<Tensor> req;
-  for (const Tensor& t : in)
-    if (t.requires_grad()) req.push_back(t);
-  Tensor y = f(in);
-  if (req.empty() || !y.requires_grad()) return;
-  Tensor v = (arange(Scalar(y.numel()), kFloat64).reshape(y.sizes()) * 0.37).sin();
-  auto plain = autograd::grad({f(in)}, req, {v}, std::nullopt, false, true);
-  auto graph = autograd::grad({f(in)}, req, {v}, std::nullopt, true, true);
-  for (size_t i = 0; i < req.size(); ++i) {
-    ASSERT_EQ(plain[i].defined(), graph[i].defined()) << "input " << i;
-    if (plain[i].defined()) {
-      EXPECT_EQ(oracle::compare_tensors(graph[i].detach(), plain[i], 1e-9, 1e-9), "") << "create_graph first derivative, input " << i;
-    }
-  }
 }
 
 void check(Fn f, const std::vector<Tensor>& in, bool second = true, double atol = 1e-5) {
