@@ -407,7 +407,8 @@ Key conv_key(const Conv2dGeometry& g, const Strides4& in_st, const Strides4& w_s
 
 /// Bytes of a convolution's result per batch slice that the slices aim at: small enough
 /// that the result is still in the core's L2 cache when the reorder or the fused epilogue
-/// reads it back (measured: 256 KiB beats both smaller slices and one whole-batch call).
+/// reads it back (measured on the Fashion-MNIST CNN at batch 256: 64 KiB to 1 MiB slices
+/// all run within noise of each other, about 3 ms faster than one whole-batch call).
 constexpr int64_t kConvSliceBytes = 256 * 1024;
 
 /// Images per slice of a batched forward convolution (g.N when the batch runs whole).
