@@ -398,11 +398,16 @@ bool channel_blocking(const dnnl::memory::desc& md, int64_t& cblock, int64_t st[
   return true;
 }
 
-Key conv_key(const Conv2dGeometry& g, const Strides4& in_st, const Strides4& w_st, bool has_bias, bool transposed) {
-  return Key{transposed ? 3 : 2, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
+/// Cache key of a convolution primitive: `kind` (2 forward, 3 transposed, 5/6 the
+/// backward primitives), every geometry field, two operands' strides and a flag.
+Key conv_key(int kind, const Conv2dGeometry& g, const Strides4& a, const Strides4& b, int64_t flag) {
+  return Key{kind, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
              g.stride_h, g.stride_w, g.pad_t, g.pad_l, g.pad_b, g.pad_r, g.dil_h, g.dil_w,
-             in_st.s[0], in_st.s[1], in_st.s[2], in_st.s[3], w_st.s[0], w_st.s[1], w_st.s[2], w_st.s[3],
-             has_bias};
+             a.s[0], a.s[1], a.s[2], a.s[3], b.s[0], b.s[1], b.s[2], b.s[3], flag};
+}
+
+double conv_work(const Conv2dGeometry& g) {
+  return static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
 }
 
 /// Bytes of a convolution's result per batch slice that the slices aim at: small enough
@@ -489,15 +494,15 @@ const float* weights_for(const Entry& e, const float* weight, std::unique_ptr<Te
 /// so they run the same primitives and give the same bits.
 void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
               const float* bias, float* out, bool transposed, const LayoutEpilogue* epilogue = nullptr) {
-  auto make = [&](const Conv2dGeometry& gs) {
-    return [&, gs] { return make_conv_entry(gs, in_st, w_st, bias != nullptr, transposed); };
+  auto entry_for = [&](const Conv2dGeometry& gs) {
+    return lookup(conv_key(transposed ? 3 : 2, gs, in_st, w_st, bias != nullptr),
+                  [&] { return make_conv_entry(gs, in_st, w_st, bias != nullptr, transposed); });
   };
   const int threads = in_parallel_region() ? 1 : get_num_threads();
   const int64_t slice = transposed ? g.N : conv_slice_batch(g, threads);
   if (slice >= g.N) {
-    const double work = static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
-    SerialRegion serial(work <= kParallelMinWork);
-    auto e = lookup(conv_key(g, in_st, w_st, bias != nullptr, transposed), make(g));
+    SerialRegion serial(conv_work(g) <= kParallelMinWork);
+    auto e = entry_for(g);
     std::unique_ptr<TempBuffer> wbuf;
     conv_slice(*e, g, 0, input, in_st, weights_for(*e, weight, wbuf), bias, out, epilogue);
     return;
@@ -510,9 +515,9 @@ void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const
     SerialRegion serial(true);
     Conv2dGeometry gs = g;
     gs.N = slice;
-    full = lookup(conv_key(gs, in_st, w_st, bias != nullptr, transposed), make(gs));
+    full = entry_for(gs);
     gs.N = last;
-    tail = last == slice ? full : lookup(conv_key(gs, in_st, w_st, bias != nullptr, transposed), make(gs));
+    tail = last == slice ? full : entry_for(gs);
   }
   parallel_for(0, slices, 1, [&](int64_t lo, int64_t hi) {
     SerialRegion serial(true);
@@ -600,15 +605,6 @@ dnnl::convolution_forward::primitive_desc conv_hint(const Conv2dGeometry& g, boo
   return dnnl::convolution_forward::primitive_desc(d, engine());
 }
 
-Key conv_key(int kind, const Conv2dGeometry& g, const Strides4& a, const Strides4& b, int64_t flag) {
-  return Key{kind, g.N, g.C, g.H, g.W, g.OC, g.KH, g.KW, g.OH, g.OW, g.groups,
-             g.stride_h, g.stride_w, g.pad_t, g.pad_l, g.pad_b, g.pad_r, g.dil_h, g.dil_w,
-             a.s[0], a.s[1], a.s[2], a.s[3], b.s[0], b.s[1], b.s[2], b.s[3], flag};
-}
-
-double conv_work(const Conv2dGeometry& g) {
-  return static_cast<double>(g.N) * g.OC * g.OH * g.OW * (g.C / g.groups) * g.KH * g.KW;
-}
 
 }  // namespace
 
