@@ -15,6 +15,8 @@ struct TandemLib {
   static Tensor zeros(tandem::IntArrayRef sizes) { return tandem::zeros(sizes); }
   static Tensor ones(tandem::IntArrayRef sizes) { return tandem::ones(sizes); }
   static Tensor add(const Tensor& a, const Tensor& b) { return tandem::add(a, b); }
+  static Tensor sum_dim0(const Tensor& a) { return a.sum(0); }
+  static Tensor to_double(const Tensor& a) { return a.to(tandem::kFloat64); }
 };
 
 // The autograd cases' adapter (bench/autograd_workloads.h).

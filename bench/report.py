@@ -31,6 +31,7 @@ TO_NS = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
 GROUP_TITLES = {
     "view": "Tensor creation + view chain (64x64 float32 zeros; view, transpose, slice, unsqueeze)",
     "eltwise": "Elementwise add of 1-element float32 tensors, no grad",
+    "kernel": "Kernel loops on an in-cache [128, 256] float32 tensor, no grad",
 }
 # Issue 5's targets for the training step: tandem (no special environment) at least as
 # fast as PyTorch tuned, and peak RSS no higher.

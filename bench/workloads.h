@@ -4,7 +4,7 @@
 // and register the same case names; only the adapter differs. C++17 (the peer's standard).
 //
 // A `Lib` provides: `Tensor`, `NoGrad` (RAII guard), `zeros(sizes)`, `ones(sizes)`,
-// `add(a, b)`. Case names are "group/case"; bench/report.py makes one table per group.
+// `add(a, b)`, `sum_dim0(a)`, `to_double(a)`. Case names are "group/case"; bench/report.py makes one table per group.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -81,6 +81,21 @@ void add_1e7(benchmark::State& st) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * 3 * 4 * 10000000);
 }
 
+/// Kernel loops on an in-cache [128, 256] float32 tensor (a training batch's activation),
+/// no grad: the column sum (a reduction over the outer dim) and the float32 -> float64
+/// conversion, the loops GCC's -O2 cost model had left scalar (CMakeLists.txt).
+template <class Lib, int Which>
+void kernel_128x256(benchmark::State& st) {
+  typename Lib::NoGrad no_grad;
+  auto a = Lib::ones({128, 256});
+  auto run = [&] { return Which == 0 ? Lib::sum_dim0(a) : Lib::to_double(a); };
+  if (size_sum(run()) != (Which == 0 ? 256 : 128 + 256)) return st.SkipWithError("wrong result sizes");
+  for (auto _ : st) {
+    auto c = run();
+    benchmark::DoNotOptimize(c);
+  }
+}
+
 /// Registers every case under its shared name. Wall time drives the iteration count:
 /// the peer's OpenMP threads can burn CPU that thread CPU time would not show.
 template <class Lib>
@@ -90,6 +105,8 @@ void register_all() {
   benchmark::RegisterBenchmark("view/zeros_view_chain", zeros_view_chain<Lib>)->UseRealTime();
   benchmark::RegisterBenchmark("eltwise/add_1elem", add_1elem<Lib>)->UseRealTime();
   benchmark::RegisterBenchmark("eltwise/add_1e7", add_1e7<Lib>)->UseRealTime();
+  benchmark::RegisterBenchmark("kernel/sum_dim0_128x256", kernel_128x256<Lib, 0>)->UseRealTime();
+  benchmark::RegisterBenchmark("kernel/to_float64_128x256", kernel_128x256<Lib, 1>)->UseRealTime();
 }
 
 /// Shared main body: `register_all`, then Google Benchmark's usual flags

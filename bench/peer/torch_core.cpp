@@ -16,6 +16,8 @@ struct TorchLib {
   static Tensor zeros(c10::IntArrayRef sizes) { return torch::zeros(sizes); }
   static Tensor ones(c10::IntArrayRef sizes) { return torch::ones(sizes); }
   static Tensor add(const Tensor& a, const Tensor& b) { return a + b; }
+  static Tensor sum_dim0(const Tensor& a) { return a.sum(0); }
+  static Tensor to_double(const Tensor& a) { return a.to(torch::kFloat64); }
 };
 
 // The autograd cases' adapter (bench/autograd_workloads.h). libtorch's CPU allocator keeps
