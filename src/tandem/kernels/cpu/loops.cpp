@@ -119,7 +119,7 @@ void fill_kernel(const Tensor& dst, const Scalar& value) {
     unsigned char bytes[sizeof(scalar_t)];
     std::memcpy(bytes, &v, sizeof(scalar_t));
     const bool splat = std::all_of(bytes, bytes + sizeof(scalar_t), [&](unsigned char b) { return b == bytes[0]; });
-    for_each(it, [&, v](char** p, const int64_t* st, int64_t n) {
+    for_each(it, [&](char** p, const int64_t* st, int64_t n) {
       if (st[0] == sizeof(scalar_t)) {
         if (splat) {
           std::memset(p[0], bytes[0], static_cast<size_t>(n) * sizeof(scalar_t));
