@@ -23,6 +23,9 @@ struct MetaRef {
   bool is_wrapped_number = false;  ///< a C++ scalar wrapped as a 0-d tensor (ranks below tensors)
   int64_t storage_offset = 0;      ///< elements; used by view backward rules
   int64_t storage_numel = 0;       ///< elements the storage holds
+  /// storage_offset/storage_numel describe a real storage (MetaRef::of a tensor), not
+  /// metadata alone (graph values): view rules check bounds only when this is set.
+  bool storage_known = false;
   int64_t numel() const { return multiply_integers(sizes); }
   int64_t dim() const { return static_cast<int64_t>(sizes.size()); }
   static MetaRef of(const Tensor& t);
@@ -122,6 +125,10 @@ struct OpDef {
   bool dynamic_shape = false;      ///< output sizes depend on data (nonzero, unique): meta still
                                    ///< validates and gives -1 for data-dependent sizes; the kernel pushes outputs
   bool random = false;             ///< draws from the generator (never CSE'd, never folded)
+  /// The kernel can raise on input *values* (integer division by zero, an index out of
+  /// range, a target outside [0, C)): dead-code elimination keeps such a node even when
+  /// its result is unused, so a compiled call raises where eager raises.
+  bool raises_on_data = false;
   /// Bit i: the kernel writes input i in place (besides an in-place variant's self), e.g.
   /// native_batch_norm's running_mean/running_var in training. Such inputs must not take
   /// part in promotion (InputSpec::promote = false) so the kernel writes the caller's

@@ -15,7 +15,8 @@ MetaRef meta_ref(const Value& v) {
   r.sizes = v.meta.sizes;
   r.strides = v.meta.strides;
   // A C++ number captured as a constant keeps its lower rank in type promotion.
-  r.is_wrapped_number = v.kind == ValueKind::Constant && v.constant.defined() && v.constant.impl()->is_wrapped_number();
+  r.is_wrapped_number = v.wrapped_number ||
+                        (v.kind == ValueKind::Constant && v.constant.defined() && v.constant.impl()->is_wrapped_number());
   return r;
 }
 }  // namespace
@@ -101,6 +102,11 @@ void Graph::replace_uses(int from, int to) {
       if (i == from) i = to;
   for (int& o : outputs_)
     if (o == from) o = to;
+  // Views and in-place results of `from` now share `to`'s storage: passes (in-place reuse,
+  // the planner) reason about storage through alias_of, so a stale link would point them at
+  // a removed value (in-place reuse wrote into a folded constant that way).
+  for (auto& v : values_)
+    if (v.alias_of == from && v.id != to) v.alias_of = to;
 }
 
 std::vector<int> Graph::use_counts() const {

@@ -34,6 +34,9 @@ struct Value {
   /// Storage this value lives in: itself, or (views and in-place results) the value
   /// whose storage it shares. Chains resolve to a root by Graph::storage_root().
   int alias_of = -1;
+  /// An input bound to a C++ number wrapped as a 0-d tensor (compile_with_scalars): it
+  /// ranks below tensors in type promotion, as the number itself would.
+  bool wrapped_number = false;
 };
 
 /// One op application.
@@ -81,7 +84,8 @@ class Graph {
   int storage_root(int id) const;
   /// Drops dead nodes (keeps order) and renumbers node ids.
   void compact();
-  /// Replaces every use of value `from` (node inputs and graph outputs) by `to`.
+  /// Replaces every use of value `from` (node inputs and graph outputs) by `to`, and makes
+  /// values that aliased `from` (its views and in-place results) alias `to`.
   void replace_uses(int from, int to);
   /// Number of live uses of each value (node inputs plus graph outputs).
   std::vector<int> use_counts() const;

@@ -307,6 +307,7 @@ TANDEM_REGISTER_OP(gather) {
       });
     });
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -362,6 +363,7 @@ TANDEM_REGISTER_OP(scatter) {
       });
     });
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -501,6 +503,7 @@ TANDEM_REGISTER_OP(scatter_add) {
   d.inplace_variant = true;
   d.meta = scatter_src_meta;
   d.cpu_kernel = [](KernelContext& c) { scatter_reduce_kernel(c, Reduce::Sum, true); };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -522,6 +525,7 @@ TANDEM_REGISTER_OP(scatter_reduce) {
     scatter_src_meta(c);
   };
   d.cpu_kernel = [](KernelContext& c) { scatter_reduce_kernel(c, *parse_reduce(c.attrs.str(1)), c.attrs.b(2)); };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -577,6 +581,7 @@ TANDEM_REGISTER_OP(index_select) {
       });
     });
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -631,6 +636,7 @@ TANDEM_REGISTER_OP(index_add) {
       });
     });
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -747,6 +753,7 @@ TANDEM_REGISTER_OP(masked_scatter) {
       });
     });
   };
+  d.raises_on_data = true;  // a mask with more ones than source has elements
   return d;
 }
 

@@ -116,6 +116,7 @@ TANDEM_REGISTER_OP(take) {
       for (size_t i = 0; i < idx.size(); ++i) o[i] = s[idx[i]];
     });
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -166,6 +167,7 @@ TANDEM_REGISTER_OP(index_copy) {
       });
     });
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -204,6 +206,7 @@ TANDEM_REGISTER_OP(index_fill) {
       });
     });
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 

@@ -254,6 +254,7 @@ TANDEM_REGISTER_OP(_index) {
     AdvViews v = advanced_views("index", self, p, entries);
     kernels::gather_by_offsets(out, v.target_view, v.offs_view);
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -322,6 +323,7 @@ TANDEM_REGISTER_OP(index_put) {
     }
     kernels::scatter_by_offsets(v.target_view, kernels::expand_alias(values, p.out_sizes), v.offs_view, c.attrs.b(0));
   };
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 

@@ -120,6 +120,7 @@ TANDEM_REGISTER_OP(nll_loss) {
   d.backward = nll_rule;
   d.save_inputs = 0b111;
   d.save_outputs = 0b10;
+  d.raises_on_data = true;  // a target outside [0, C)
   return d;
 }
 
@@ -446,6 +447,7 @@ OpDef loss_def(bool backward) {
   if constexpr (K == LossKind::Huber) d.attrs.push_back({"delta", 1.0});
   if constexpr (K == LossKind::KLDiv) d.attrs.push_back({"log_target", false});
   d.promotion = Promotion::Default;
+  if constexpr (K == LossKind::BCE) d.raises_on_data = true;  // an input outside [0, 1]
   if (backward) {
     d.num_outputs = 2;
     d.meta = loss_backward_meta<K>;

@@ -203,6 +203,7 @@ TANDEM_REGISTER_OP(embedding) {
   d.cpu_kernel = embedding_kernel;
   d.backward = embedding_rule;
   d.save_inputs = 0b10;
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -215,6 +216,7 @@ TANDEM_REGISTER_OP(embedding_dense_backward) {
   d.cpu_kernel = embedding_backward_kernel;
   d.backward = embedding_backward_rule;
   d.save_inputs = 0b10;
+  d.raises_on_data = true;  // an index out of range
   return d;
 }
 
@@ -234,6 +236,7 @@ TANDEM_REGISTER_OP(one_hot) {
   d.inputs = {{"indices", false, false, false}};
   d.attrs = {{"num_classes", int64_t{-1}}};
   d.composite = one_hot_composite;
+  d.raises_on_data = true;  // a class outside [0, num_classes)
   return d;
 }
 

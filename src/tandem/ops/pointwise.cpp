@@ -332,6 +332,7 @@ TANDEM_REGISTER_OP(div) {
   d.attrs = {{"rounding_mode", std::monostate{}}};
   d.backward = div_backward;
   d.save_inputs = 0b11;
+  d.raises_on_data = true;  // integer division by zero
   return d;
 }
 
@@ -345,6 +346,7 @@ TANDEM_REGISTER_OP(floor_divide) {
       [](KernelContext& c) { div_rounding_kernel(c.op, Rounding::Floor, c.outputs[0], c.inputs[0], c.inputs[1]); });
   d.backward = floor_divide_backward;
   d.save_inputs = 0;  // piecewise constant: zero gradient
+  d.raises_on_data = true;  // integer division by zero
   return d;
 }
 
@@ -368,6 +370,7 @@ TANDEM_REGISTER_OP(remainder) {
       });
   d.backward = modulo_backward<true>;
   d.save_inputs = 0b11;
+  d.raises_on_data = true;  // integer division by zero
   return d;
 }
 
@@ -391,6 +394,7 @@ TANDEM_REGISTER_OP(fmod) {
       });
   d.backward = modulo_backward<false>;
   d.save_inputs = 0b11;
+  d.raises_on_data = true;  // integer division by zero
   return d;
 }
 

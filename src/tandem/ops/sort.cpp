@@ -458,6 +458,7 @@ TANDEM_REGISTER_OP(searchsorted) {
       });
     });
   };
+  d.raises_on_data = true;  // a sorter index out of range
   return d;
 }
 
@@ -533,6 +534,7 @@ TANDEM_REGISTER_OP(bincount) {
     else accumulate(out.data_ptr<double>());
     c.outputs.push_back(out);
   };
+  d.raises_on_data = true;  // a negative value
   return d;
 }
 

@@ -32,6 +32,22 @@ std::optional<double> constant_scalar(const ir::Graph& g, int v) {
   return val.constant.item().to_double();
 }
 
+// Values a graph output is, or is a view/in-place result of (its alias chain). The caller
+// receives these objects or storages: a pass must not let one of them become a caller's
+// input, a constant shared by every call, or the same tensor as another output.
+std::vector<bool> reaches_output(const ir::Graph& g) {
+  std::vector<bool> r(g.values().size(), false);
+  for (int o : g.outputs())
+    for (int v = o; v >= 0 && !r[static_cast<size_t>(v)]; v = g.value(v).alias_of) r[static_cast<size_t>(v)] = true;
+  return r;
+}
+
+bool any_output_reaches(const ir::Node& n, const std::vector<bool>& reach) {
+  for (int o : n.outputs)
+    if (reach[static_cast<size_t>(o)]) return true;
+  return false;
+}
+
 bool same_attrs(const std::vector<AttrValue>& a, const std::vector<AttrValue>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
@@ -49,7 +65,9 @@ bool dead_code_elimination(ir::Graph& g) {
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
     ir::Node& n = *it;
     if (n.dead) continue;
-    bool keep = has_writes(n) || n.op->random;
+    // An op that can raise on data (integer division by zero, an index out of range) is
+    // kept even when unused: eager raises there, so the program must too.
+    bool keep = has_writes(n) || n.op->random || n.op->raises_on_data;
     for (int o : n.outputs) keep = keep || live[static_cast<size_t>(o)];
     if (!keep) {
       n.dead = true;
@@ -65,6 +83,9 @@ bool dead_code_elimination(ir::Graph& g) {
 
 bool common_subexpression_elimination(ir::Graph& g) {
   auto mutated = mutated_roots(g);
+  // Two identical nodes whose results are both returned stay two: eager returns two
+  // independent tensors, and the caller may write one.
+  const auto reach = reaches_output(g);
   // Epoch of each storage root: bumped by every in-place write, part of the key.
   std::vector<int> epoch(g.values().size(), 0);
   std::map<std::vector<int64_t>, int> seen;  // key -> node id (ordered map: deterministic)
@@ -81,7 +102,8 @@ bool common_subexpression_elimination(ir::Graph& g) {
       }
       for (const auto& a : n.attrs) key.push_back(static_cast<int64_t>(hash_attr(a)));
       auto it = seen.find(key);
-      if (it != seen.end() && same_attrs(g.nodes()[static_cast<size_t>(it->second)].attrs, n.attrs)) {
+      if (it != seen.end() && same_attrs(g.nodes()[static_cast<size_t>(it->second)].attrs, n.attrs) &&
+          !any_output_reaches(n, reach)) {
         const ir::Node& first = g.nodes()[static_cast<size_t>(it->second)];
         for (size_t k = 0; k < n.outputs.size(); ++k) g.replace_uses(n.outputs[k], first.outputs[k]);
         n.dead = true;
@@ -98,10 +120,14 @@ bool common_subexpression_elimination(ir::Graph& g) {
 
 bool constant_folding(ir::Graph& g) {
   auto mutated = mutated_roots(g);
+  // A returned value is computed on every call: a folded constant would be one tensor
+  // shared by all calls, so a caller writing into one result would change the next.
+  const auto reach = reaches_output(g);
   bool changed = false;
   NoGradGuard ng;
   for (auto& n : g.mutable_nodes()) {
-    if (n.dead || n.op->random || has_writes(n) || n.op->view || n.op->dynamic_shape) continue;
+    if (n.dead || n.op->random || has_writes(n) || n.op->view || n.op->dynamic_shape || any_output_reaches(n, reach))
+      continue;
     bool all_const = true;
     for (int i : n.inputs) all_const = all_const && (i < 0 || g.value(i).kind == ir::ValueKind::Constant);
     if (!all_const) continue;
@@ -131,7 +157,11 @@ bool noop_removal(ir::Graph& g) {
     const ir::Value& vi = g.value(in);
     const ir::Value& vo = g.value(out);
     bool same_meta = vi.meta.dtype == vo.meta.dtype && vi.meta.sizes == vo.meta.sizes;
-    bool is_output = std::find(g.outputs().begin(), g.outputs().end(), out) != g.outputs().end();
+    // Recomputed per node: removals re-link alias chains. A value that a graph output is
+    // (or views, or was written in place through) is what the caller gets: removing a copy
+    // there would hand out the caller's input, removing a view would return the input
+    // object itself where eager returns a new tensor.
+    bool is_output = reaches_output(g)[static_cast<size_t>(out)];
     bool remove = false;
     if (n.op->view) {
       // A view with the input's exact geometry (and no offset change) is the input.
@@ -168,8 +198,14 @@ bool canonicalize(ir::Graph& g) {
   for (auto& n : g.mutable_nodes()) {
     if (n.dead || n.inputs.size() != 2 || n.op->is_inplace) continue;
     const std::string& nm = n.op->name;
-    bool commutative = nm == "mul" || nm == "maximum" || nm == "minimum" || nm == "eq" || nm == "ne" ||
-                       (nm == "add" && AttrReader("add", n.attrs).scalar(0).to_double() == 1.0);
+    // Only swaps that are exact: a bool result (eq, ne) or integer arithmetic. Float
+    // kernels are not bitwise commutative: with two NaNs the first operand's payload wins,
+    // and min/max of +0 and -0 return one of them by position.
+    const ir::Value& out = g.value(n.outputs[0]);
+    const bool exact = out.meta.dtype == DType::Bool || is_integral(out.meta.dtype, /*include_bool=*/true);
+    bool commutative = nm == "eq" || nm == "ne" ||
+                       (exact && (nm == "mul" || nm == "maximum" || nm == "minimum" ||
+                                  (nm == "add" && AttrReader("add", n.attrs).scalar(0).to_double() == 1.0)));
     if (commutative && n.inputs[0] > n.inputs[1] && n.inputs[1] >= 0) {
       std::swap(n.inputs[0], n.inputs[1]);
       changed = true;
@@ -204,6 +240,18 @@ bool inplace_reuse(ir::Graph& g) {
       continue;
     if (vin.meta.dtype != vout.meta.dtype || vin.meta.sizes != vout.meta.sizes || vin.meta.strides != vout.meta.strides)
       continue;
+    // Only a view that covers its root exactly (the root itself, or a contiguous view of
+    // a contiguous root with as many elements, hence at offset 0): a result written into
+    // part of a larger buffer would come back as a view into it, where eager returns a
+    // tensor of its own (other offset, storage size, memory kept alive).
+    if (v != r) {
+      const ir::Value& root = g.value(r);
+      const bool covers = compute_is_contiguous(vin.meta.sizes, vin.meta.strides) &&
+                          compute_is_contiguous(root.meta.sizes, root.meta.strides) &&
+                          multiply_integers(vin.meta.sizes) == multiply_integers(root.meta.sizes) &&
+                          element_size(vin.meta.dtype) == element_size(root.meta.dtype);
+      if (!covers) continue;
+    }
     bool other_alias = false;  // another view of the same storage would be read while written
     for (size_t k = 1; k < n.inputs.size(); ++k)
       other_alias = other_alias || (n.inputs[k] >= 0 && n.inputs[k] != v && g.storage_root(n.inputs[k]) == r);
