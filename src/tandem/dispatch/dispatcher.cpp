@@ -89,6 +89,7 @@ MetaRef MetaRef::of(const Tensor& t) {
   m.storage_offset = t.storage_offset();
   // Element sizes are powers of two: a shift, not a division, per input of every call.
   m.storage_numel = static_cast<int64_t>(t.storage()->nbytes() >> __builtin_ctzll(t.element_size()));
+  m.storage_known = true;
   return m;
 }
 
@@ -452,9 +453,9 @@ Tensor dispatch1(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> a
   return std::move(o[0]);
 }
 
-Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attrs) {
+Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attrs, int64_t absolute_base) {
   ViewGeometry g = op.view(MetaRef::of(input), AttrReader(op.name.c_str(), attrs));
-  int64_t off = g.absolute_offset ? g.storage_offset : input.storage_offset() + g.storage_offset;
+  int64_t off = g.absolute_offset ? absolute_base + g.storage_offset : input.storage_offset() + g.storage_offset;
   return make_alias(input, std::move(g.sizes), std::move(g.strides), off);
 }
 

@@ -32,8 +32,11 @@ OpOutputs dispatch(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue>
 Tensor dispatch1(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs = {});
 
 /// Compiled-mode entry points: no meta inference, observers or autograd.
-/// Applies a view op's stride rule to `input` and returns the alias.
-Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attrs);
+/// Applies a view op's stride rule to `input` and returns the alias. An absolute storage
+/// offset (as_strided's) counts from element `absolute_base` of the storage: 0 for a
+/// caller's tensor, the buffer's place for a value the executor put inside its arena (in
+/// eager mode that value had a storage of its own, starting at 0).
+Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attrs, int64_t absolute_base = 0);
 /// Runs op's kernel with outputs the caller allocated (an in-place op gets self as
 /// outputs[0]); promotable inputs are cast as dispatch() would. `result_dtype` is the
 /// dtype meta inference gave output 0 (for in-place ops computing in a wider dtype).

@@ -115,11 +115,33 @@ TANDEM_REGISTER_OP(view) {
 TANDEM_REGISTER_OP(as_strided) {
   OpDef d = view_op("as_strided", {{"size", std::vector<int64_t>{}}, {"stride", std::vector<int64_t>{}}, {"storage_offset", std::monostate{}}},
                  [](const MetaRef& in, const AttrReader& a) -> ViewGeometry {
-                   // Bounds against the storage are checked by the functional wrapper,
-                   // which can see the storage size.
-                   (void)in;
-                   ViewGeometry g{a.ints(0), a.ints(1), a.opt_i(2).value_or(0), a.opt_i(2).has_value()};
-                   return g;
+                   // No storage_offset: the view starts at the input's own offset (kept
+                   // relative, so a compiled program applies it to whatever offset the
+                   // input has on a later call). Bounds are checked here, on every
+                   // application (eager and compiled), whenever the storage is known.
+                   const auto& sizes = a.ints(0);
+                   const auto& strides = a.ints(1);
+                   const std::optional<int64_t> abs = a.opt_i(2);
+                   TANDEM_CHECK(sizes.size() == strides.size(), ShapeError, "as_strided", "got ", sizes.size(),
+                                " sizes and ", strides.size(), " strides, expected the same number");
+                   int64_t max_index = 0;
+                   bool empty = false;
+                   for (size_t i = 0; i < sizes.size(); ++i) {
+                     TANDEM_CHECK(sizes[i] >= 0, ValueError, "as_strided", "negative size ", sizes[i], " in ", sizes);
+                     TANDEM_CHECK(strides[i] >= 0, ValueError, "as_strided", "negative stride ", strides[i], " in ",
+                                  strides);
+                     if (sizes[i] == 0) empty = true;
+                     else max_index += (sizes[i] - 1) * strides[i];
+                   }
+                   if (abs) TANDEM_CHECK(*abs >= 0, ValueError, "as_strided", "negative storage offset ", *abs);
+                   if (in.storage_known) {
+                     const int64_t off = abs.value_or(in.storage_offset);
+                     TANDEM_CHECK(empty || off + max_index < in.storage_numel, ValueError, "as_strided", "sizes ",
+                                  IntArrayRef(sizes), ", strides ", IntArrayRef(strides), " and storage offset ", off,
+                                  " require a storage of ", off + max_index + 1, " elements, but the storage has ",
+                                  in.storage_numel);
+                   }
+                   return ViewGeometry{sizes, strides, abs.value_or(0), abs.has_value()};
                  });
   d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
     const MetaRef& in = c.input_metas[0];
@@ -562,25 +584,12 @@ Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step)
 }
 
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset) {
-  // as_strided takes an absolute storage offset; check bounds so no view can read
-  // outside the storage (the memory-safety guarantee every view relies on).
-  TANDEM_CHECK(sizes.size() == strides.size(), ShapeError, "as_strided", "got ", sizes.size(), " sizes and ",
-               strides.size(), " strides, expected the same number");
-  int64_t off = storage_offset.value_or(self.storage_offset());
-  TANDEM_CHECK(off >= 0, ValueError, "as_strided", "negative storage offset ", off);
-  int64_t max_index = off;
-  bool empty = false;
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    TANDEM_CHECK(sizes[i] >= 0, ValueError, "as_strided", "negative size ", sizes[i], " in ", sizes);
-    TANDEM_CHECK(strides[i] >= 0, ValueError, "as_strided", "negative stride ", strides[i], " in ", strides);
-    if (sizes[i] == 0) empty = true;
-    else max_index += (sizes[i] - 1) * strides[i];
-  }
-  int64_t storage_elems = static_cast<int64_t>(self.storage()->nbytes()) / self.element_size();
-  TANDEM_CHECK(empty || max_index < storage_elems, ValueError, "as_strided", "sizes ", sizes, ", strides ", strides,
-               " and storage offset ", off, " require a storage of ", max_index + 1,
-               " elements, but the storage has ", storage_elems);
-  return run_view(op_as_strided(), self, {AttrValue(sizes.vec()), AttrValue(strides.vec()), AttrValue(off)});
+  // The view rule checks bounds against the storage (no view reads outside it). Without
+  // an offset the attribute stays None ("from self's offset"), not self's offset at this
+  // call: a captured program must not bake in the offset its first input had.
+  return run_view(op_as_strided(), self,
+                  {AttrValue(sizes.vec()), AttrValue(strides.vec()),
+                   storage_offset ? AttrValue(*storage_offset) : AttrValue(std::monostate{})});
 }
 
 Tensor sum_to_size(const Tensor& self, IntArrayRef sizes) {
