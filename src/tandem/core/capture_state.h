@@ -4,7 +4,10 @@
 // printing) still returns the real value; it is only noted, and the capture then counts
 // as a graph break. Reads inside the dispatcher (kernels, meta) are not noted.
 // It lives in core because Tensor's accessors check it.
+#include <cstdint>
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "tandem/core/error.h"
 
@@ -28,6 +31,35 @@ int& capture_depth();
 int& dispatch_depth();
 /// The first data-dependent read noted during the current capture ("" if none).
 std::string& break_reason();
+/// Id of the capture running on this thread (0: none). Storages created while it runs
+/// remember it (StorageImpl::capture_id), so capture can tell a tensor the function made
+/// from C++ data (tensor({...}), from_blob: not an op, so not recorded) from one it
+/// merely reads.
+uint64_t current_capture_id();
+/// Starts a capture on this thread: sets a fresh id (returned) and clears the notes below.
+uint64_t begin_capture();
+/// Ends the capture begun with `id` (restores "none").
+void end_capture(uint64_t id);
+
+/// State the captured function read that is not a tensor input: a module it called. The
+/// program is valid while value() returns what it returned at capture. Layers above core
+/// (nn::Module) add these while a capture runs; capture collects them.
+struct StateGuard {
+  const void* key = nullptr;          ///< identity (one guard per module)
+  std::function<uint64_t()> value;    ///< current state (hooks, parameters, buffers, flags)
+  std::string what;                   ///< for messages: "module 'Linear' (hooks, ...)"
+  uint64_t expected = 0;              ///< value() when noted
+};
+/// The guards noted by the current capture on this thread.
+std::vector<StateGuard>& state_guards();
+/// Adds a guard (once per key) while a capture runs; no-op otherwise.
+void note_state_guard(const void* key, std::function<uint64_t()> value, std::string what);
+/// Notes a reason the capture cannot be replayed (like a data read: the call completes
+/// eagerly and the signature runs eagerly). The first reason wins.
+inline void note_break(const std::string& why) {
+  if (capture_depth() > 0 && break_reason().empty()) break_reason() = why;
+}
+
 /// Notes a data read from user code while capturing (see the file comment).
 inline void check_data_read(const char* what) {
   if (capture_depth() > 0 && dispatch_depth() == 0) [[unlikely]] {

@@ -31,6 +31,9 @@ class StorageImpl : public RefCounted {
   uint64_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
   bool is_borrowed() const { return allocator_ == nullptr; }
+  /// The capture (capture_state::current_capture_id) running on the creating thread when
+  /// this storage was made; 0 if none.
+  uint64_t capture_id() const { return capture_id_; }
 
  private:
   void* data_ = nullptr;
@@ -39,6 +42,7 @@ class StorageImpl : public RefCounted {
   Allocator* allocator_ = nullptr;
   std::function<void(void*)> deleter_;
   std::atomic<uint64_t> version_{0};
+  uint64_t capture_id_ = 0;
 };
 
 using Storage = IntrusivePtr<StorageImpl>;

@@ -2,6 +2,7 @@
 
 #include <unordered_map>
 
+#include "tandem/autograd/engine.h"
 #include "tandem/core/capture_state.h"
 #include "tandem/kernels/cpu/loops.h"
 
@@ -13,7 +14,16 @@ class Tracer : public DispatchObserver {
  public:
   Tracer(ir::Graph& g, std::vector<Tensor>& lifted) : g_(g), lifted_(lifted) {}
 
-  void bind_input(const Tensor& t, int value) { value_of_[t.impl()] = value; keep_.push_back(t); }
+  void bind_input(const Tensor& t, int value) {
+    value_of_[t.impl()] = value;
+    keep_.push_back(t);
+    remember(value, t);
+  }
+  void remember(int value, const Tensor& t) {
+    if (values_.size() <= static_cast<size_t>(value)) values_.resize(static_cast<size_t>(value) + 1);
+    values_[static_cast<size_t>(value)] = t;
+  }
+  std::vector<Tensor> values_;  // value id -> the eager tensor
 
   int value_for(const Tensor& t) {
     if (!t.defined()) return -1;
@@ -31,11 +41,38 @@ class Tracer : public DispatchObserver {
       bind_input(t, c);
       return c;
     }
+    // Made by fn from C++ data during this capture (not by an op): eager makes it afresh
+    // on every call, so the program copies a constant taken now into a new buffer each
+    // call (clone), rather than binding this one object, which in-place updates would
+    // carry from call to call.
+    if (t.storage()->capture_id() != 0 && t.storage()->capture_id() == capture_id_) {
+      DispatchDepthGuard internal;
+      Tensor copy = empty_strided_tensor(t.sizes(), t.strides(), t.dtype());
+      kernels::copy_kernel(copy, t);
+      int c = g_.add_constant(copy, "data");
+      const TensorMeta meta{t.dtype(), t.sizes().vec(), t.strides().vec()};
+      int n = g_.add_node(get_op("clone"), {c}, {}, {meta});
+      int v = g_.nodes()[static_cast<size_t>(n)].outputs[0];
+      baked.push_back(str_cat(dtype_name(t.dtype()), t.sizes(), " made from C++ data inside the function"));
+      bind_input(t, v);
+      return v;
+    }
     // Not an input and not made by a recorded op: lift it (bound by reference).
     int id = g_.add_input(TensorMeta{t.dtype(), t.sizes().vec(), t.strides().vec()}, "lifted" + std::to_string(lifted_.size()));
     lifted_.push_back(t);
     bind_input(t, id);
     return id;
+  }
+
+  // Tensors made from C++ data are snapshotted before the op runs: an in-place op would
+  // otherwise record their value after its own write.
+  void on_enter(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs, int depth) override {
+    if (broken_) return;
+    for (const Tensor& t : inputs)
+      if (t.defined() && !t.impl()->is_wrapped_number() && t.storage()->capture_id() == capture_id_ &&
+          value_of_.find(t.impl()) == value_of_.end())
+        value_for(t);
+    (void)op, (void)attrs, (void)depth;
   }
 
   void on_exit(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs, ArrayRef<Tensor> outputs,
@@ -49,6 +86,23 @@ class Tracer : public DispatchObserver {
     }
     std::vector<int> in;
     for (const Tensor& t : inputs) in.push_back(value_for(t));
+    if (op.is_inplace && !inputs.empty()) {
+      // The dispatcher computes an in-place op whose result type differs from self's in
+      // the wider type and then copies into self: record exactly that.
+      SmallVec<MetaRef, 4> in_metas;
+      for (const Tensor& t : inputs) in_metas.push_back(MetaRef::of(t));
+      const DType wide = infer_meta(*op.functional, in_metas.ref(), attrs)[0].dtype;
+      if (wide != inputs[0].dtype()) {
+        int f = g_.add_node(*op.functional, in, attrs.vec());
+        int tmp = g_.nodes()[static_cast<size_t>(f)].outputs[0];
+        const TensorMeta self_meta{inputs[0].dtype(), inputs[0].sizes().vec(), inputs[0].strides().vec()};
+        int cp = g_.add_node(get_op("copy_"), {in[0], tmp}, {}, {self_meta});
+        value_of_[outputs[0].impl()] = g_.nodes()[static_cast<size_t>(cp)].outputs[0];
+        keep_.push_back(outputs[0]);
+        remember(g_.nodes()[static_cast<size_t>(cp)].outputs[0], outputs[0]);
+        return;
+      }
+    }
     std::vector<TensorMeta> metas;
     for (const Tensor& o : outputs) metas.push_back(TensorMeta{o.dtype(), o.sizes().vec(), o.strides().vec()});
     int n = g_.add_node(op, std::move(in), attrs.vec(), std::move(metas));
@@ -56,6 +110,7 @@ class Tracer : public DispatchObserver {
     for (size_t k = 0; k < outputs.size(); ++k) {
       value_of_[outputs[k].impl()] = outs[k];
       keep_.push_back(outputs[k]);  // keep impls alive so addresses are never reused mid-capture
+      remember(outs[k], outputs[k]);
     }
     (void)depth;
   }
@@ -63,14 +118,67 @@ class Tracer : public DispatchObserver {
   bool broken_ = false;
   std::string reason;
   std::vector<std::string> names;
+  std::vector<std::string> baked;
+  uint64_t capture_id_ = 0;
 
  private:
   ir::Graph& g_;
   std::vector<Tensor>& lifted_;
   std::unordered_map<const TensorImpl*, int> value_of_;
   std::vector<Tensor> keep_;
-  friend Capture capture(const TensorFn&, const std::vector<Tensor>&, const std::vector<std::string>&);
+  friend Capture capture(const TensorFn&, const std::vector<Tensor>&, const std::vector<std::string>&, bool);
+  friend void trace_backward(Capture& c, Tracer& tracer, const std::vector<Tensor>& inputs);
 };
+
+// Records the backward of c.outputs into the same graph: the engine runs each node's
+// backward rule (tandem ops) through the dispatcher, where the tracer sees it, on the
+// tensors the forward saved, which the tracer already knows as forward values.
+void trace_backward(Capture& c, Tracer& tracer, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> diff_outputs;
+  c.output_differentiable.clear();
+  for (const Tensor& o : c.outputs) {
+    const bool d = o.defined() && o.requires_grad();
+    c.output_differentiable.push_back(d);
+    if (d) diff_outputs.push_back(o);
+  }
+  // Targets: call inputs and lifted tensors (parameters read by reference) requiring grad.
+  std::vector<Tensor> targets;
+  const size_t n_in = inputs.size();
+  for (size_t i = 0; i < n_in + tracer.lifted_.size(); ++i) {
+    const Tensor& t = i < n_in ? inputs[i] : tracer.lifted_[i - n_in];
+    if (t.requires_grad()) {
+      c.grad_targets.push_back(static_cast<int>(i));
+      targets.push_back(t);
+    }
+  }
+  c.forward_nodes = c.graph.nodes().size();
+  c.forward_inputs = c.graph.inputs().size();
+  if (diff_outputs.empty() || targets.empty()) return;
+  // Output gradients: graph inputs of the backward, made without dispatching (a factory op
+  // here would be recorded as a node).
+  std::vector<Tensor> seeds;
+  for (const Tensor& o : diff_outputs) {
+    DispatchDepthGuard internal;
+    Tensor g = empty_tensor(o.sizes(), o.dtype());
+    kernels::fill_kernel(g, Scalar(1.0));
+    const int id = c.graph.add_input(TensorMeta{g.dtype(), g.sizes().vec(), g.strides().vec()},
+                                     "grad_output" + std::to_string(seeds.size()));
+    tracer.bind_input(g, id);
+    c.grad_output_inputs.push_back(id);
+    seeds.push_back(g);
+  }
+  std::vector<Tensor> grads;
+  try {
+    grads = autograd::grad(diff_outputs, targets, seeds, /*retain_graph=*/true, /*create_graph=*/false,
+                           /*allow_unused=*/true);
+  } catch (const Error& e) {
+    tracer.broken_ = true;
+    tracer.reason = std::string("the backward of the captured call raised (eager mode raises it at backward): ") + e.what();
+    return;
+  }
+  for (const Tensor& g : grads) c.grad_values.push_back(g.defined() ? tracer.value_for(g) : -1);
+  c.has_backward = true;
+}
 
 struct CaptureDepthGuard {
   CaptureDepthGuard() { ++capture_state::capture_depth(); }
@@ -79,7 +187,8 @@ struct CaptureDepthGuard {
 
 }  // namespace
 
-Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std::vector<std::string>& input_names) {
+Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std::vector<std::string>& input_names,
+                bool with_backward) {
   Capture c;
   Tracer tracer(c.graph, c.lifted);
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -87,13 +196,23 @@ Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std
     TANDEM_CHECK(t.defined(), ValueError, "compile", "input ", i, " is an undefined tensor");
     std::string name = i < input_names.size() ? input_names[i] : "input" + std::to_string(i);
     int id = c.graph.add_input(TensorMeta{t.dtype(), t.sizes().vec(), t.strides().vec()}, name);
+    c.graph.mutable_value(id).wrapped_number = t.impl()->is_wrapped_number();
     tracer.bind_input(t, id);
   }
   capture_state::break_reason().clear();
   {
     CaptureDepthGuard cg;
+    tracer.capture_id_ = capture_state::begin_capture();
+    struct EndCapture {
+      uint64_t id;
+      ~EndCapture() { capture_state::end_capture(id); }
+    } end{tracer.capture_id_};
     ObserverGuard og(&tracer);
     c.outputs = fn(inputs);  // eager, on real tensors: a data read gets real values
+    if (with_backward && is_grad_enabled() && !tracer.broken_ && capture_state::break_reason().empty())
+      trace_backward(c, tracer, inputs);
+    c.state_guards = std::move(capture_state::state_guards());
+    capture_state::state_guards().clear();
   }
   if (!capture_state::break_reason().empty() && !tracer.broken_) {
     tracer.broken_ = true;
@@ -112,6 +231,13 @@ Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std
     outs.push_back(tracer.value_for(o));
   }
   c.graph.set_outputs(std::move(outs));
+  c.baked_constants = std::move(tracer.baked);
+  c.value_tensors = std::move(tracer.values_);
+  c.value_tensors.resize(c.graph.values().size());
+  for (const ir::Value& v : c.graph.values())
+    if (v.kind == ir::ValueKind::Constant && v.constant.defined() && v.constant.impl()->is_wrapped_number())
+      c.baked_constants.push_back(str_cat("C++ number ", v.constant.item().to_double(), " (", dtype_name(v.meta.dtype),
+                                          "): a value the function computed or captured, fixed at capture"));
   c.ok = true;
   return c;
 }

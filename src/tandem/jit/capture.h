@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "tandem/core/capture_state.h"
 #include "tandem/ir/graph.h"
 
 namespace tandem::jit {
@@ -21,12 +22,40 @@ struct Capture {
   bool ok = false;                ///< false: a graph break happened
   std::string break_reason;       ///< why capture stopped
   std::vector<std::string> captured_ops;  ///< op names in order (also when it broke)
+  /// State the function read besides tensors (modules it called): the program is valid
+  /// while each guard's value() equals its `expected`.
+  std::vector<capture_state::StateGuard> state_guards;
+  /// Tensors the function made from C++ data (tensor({...}), from_blob): they became
+  /// constants copied at capture, cloned on every call (so in-place updates start fresh,
+  /// as in eager mode). Descriptions for explain() and `tandem dump`.
+  std::vector<std::string> baked_constants;
+
+  // With capture's `with_backward` and outputs that require grad: the graph is a joint
+  // graph, the forward's nodes then the backward's (recorded while autograd::grad ran the
+  // same backward rules eager mode uses, on the capturing call's tensors).
+  bool has_backward = false;
+  size_t forward_nodes = 0;           ///< nodes [0, forward_nodes) are the forward's
+  size_t forward_inputs = 0;          ///< graph inputs bound at forward time (call + lifted then)
+  std::vector<int> grad_output_inputs;  ///< graph input value per differentiable output (its gradient)
+  std::vector<bool> output_differentiable;  ///< per output: requires grad (gets a gradient)
+  std::vector<int> grad_targets;      ///< forward input positions that require grad
+  std::vector<int> grad_values;       ///< per target: value holding its gradient (-1: unused)
+  /// The capturing (eager) call's tensor for each value id (undefined for none), for the
+  /// eager-vs-compiled checker. A value written in place later holds its final contents.
+  std::vector<Tensor> value_tensors;
 };
 
-/// Runs fn(inputs) once, eagerly, recording it. A data-dependent read (item(),
+/// Runs fn(inputs) once, eagerly, recording it. In-place ops whose result dtype differs
+/// from self's (x_f16.add_(y_f32)) are recorded as the functional op followed by copy_
+/// into self, the dispatcher's "compute wide, then copy". A data-dependent read (item(),
 /// data_ptr(), printing) or a dynamic-shape op ends capture with ok == false; the call
 /// still completes eagerly and its outputs are returned. Errors raised by fn itself
-/// propagate.
-Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std::vector<std::string>& input_names = {});
+/// propagate. `with_backward`: when grad mode is on and some outputs require grad, also
+/// records their backward (autograd::grad with ones as output gradients, retaining the
+/// eager graph, so the caller's own backward still works); an error raised by that
+/// backward (a saved tensor modified in place) makes the capture a graph break, so the call
+/// runs eagerly and raises where eager mode raises.
+Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std::vector<std::string>& input_names = {},
+                bool with_backward = false);
 
 }  // namespace tandem::jit

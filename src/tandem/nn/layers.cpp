@@ -81,8 +81,12 @@ std::vector<int64_t> conv_pads(const ConvOptions& o, const Tensor& weight, size_
 Linear::Linear(int64_t in, int64_t out, bool with_bias) : Module("Linear"), in_features(in), out_features(out) {
   check_positive(in, "in_features", "Linear");
   check_positive(out, "out_features", "Linear");
-  weight = register_parameter("weight", empty({out, in}));
-  if (with_bias) bias = register_parameter("bias", empty({out}));
+  weight = empty({out, in});
+  register_parameter("weight", &weight);
+  if (with_bias) {
+    bias = empty({out});
+    register_parameter("bias", &bias);
+  }
   reset_linear_like(weight, bias);
 }
 Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
@@ -94,11 +98,13 @@ Bilinear::Bilinear(int64_t in1, int64_t in2, int64_t out, bool with_bias) : Modu
   check_positive(in1, "in1_features", "Bilinear");
   check_positive(in2, "in2_features", "Bilinear");
   check_positive(out, "out_features", "Bilinear");
-  weight = register_parameter("weight", empty({out, in1, in2}));
+  weight = empty({out, in1, in2});
+  register_parameter("weight", &weight);
   double bound = 1.0 / std::sqrt(static_cast<double>(in1));
   init::uniform_(weight, -bound, bound);
   if (with_bias) {
-    bias = register_parameter("bias", empty({out}));
+    bias = empty({out});
+    register_parameter("bias", &bias);
     init::uniform_(bias, -bound, bound);
   }
 }
@@ -113,8 +119,12 @@ Conv1d::Conv1d(int64_t in_c, int64_t out_c, int64_t k, ConvOptions o) : Module("
   check_conv_padding(opts, "Conv1d", false);
   TANDEM_CHECK(in_c % opts.groups == 0 && out_c % opts.groups == 0, ValueError, "Conv1d", "in_channels (", in_c,
                ") and out_channels (", out_c, ") must be divisible by groups (", opts.groups, ")");
-  weight = register_parameter("weight", empty({out_c, in_c / opts.groups, k}));
-  if (opts.bias) bias = register_parameter("bias", empty({out_c}));
+  weight = empty({out_c, in_c / opts.groups, k});
+  register_parameter("weight", &weight);
+  if (opts.bias) {
+    bias = empty({out_c});
+    register_parameter("bias", &bias);
+  }
   reset_linear_like(weight, bias);
 }
 Tensor Conv1d::forward(const Tensor& x) {
@@ -133,8 +143,12 @@ Conv2d::Conv2d(int64_t in_c, int64_t out_c, std::vector<int64_t> k, ConvOptions 
   check_conv_padding(opts, "Conv2d", false);
   TANDEM_CHECK(in_c % opts.groups == 0 && out_c % opts.groups == 0, ValueError, "Conv2d", "in_channels (", in_c,
                ") and out_channels (", out_c, ") must be divisible by groups (", opts.groups, ")");
-  weight = register_parameter("weight", empty({out_c, in_c / opts.groups, kernel_size[0], kernel_size[1]}));
-  if (opts.bias) bias = register_parameter("bias", empty({out_c}));
+  weight = empty({out_c, in_c / opts.groups, kernel_size[0], kernel_size[1]});
+  register_parameter("weight", &weight);
+  if (opts.bias) {
+    bias = empty({out_c});
+    register_parameter("bias", &bias);
+  }
   reset_linear_like(weight, bias);
 }
 Tensor Conv2d::forward(const Tensor& x) {
@@ -159,8 +173,12 @@ ConvTranspose2d::ConvTranspose2d(int64_t in_c, int64_t out_c, std::vector<int64_
   check_conv_padding(opts, "ConvTranspose2d", true);
   TANDEM_CHECK(in_c % opts.groups == 0 && out_c % opts.groups == 0, ValueError, "ConvTranspose2d", "in_channels (", in_c,
                ") and out_channels (", out_c, ") must be divisible by groups (", opts.groups, ")");
-  weight = register_parameter("weight", empty({in_c, out_c / opts.groups, k[0], k[1]}));
-  if (opts.bias) bias = register_parameter("bias", empty({out_c}));
+  weight = empty({in_c, out_c / opts.groups, k[0], k[1]});
+  register_parameter("weight", &weight);
+  if (opts.bias) {
+    bias = empty({out_c});
+    register_parameter("bias", &bias);
+  }
   // PyTorch computes fan_in from weight.size(1) * kernel for transposed convs too.
   reset_linear_like(weight, bias);
 }
@@ -290,13 +308,18 @@ BatchNorm::BatchNorm(int64_t n, double e, std::optional<double> m, bool a, bool 
     : Module(std::move(name)), num_features(n), eps(e), momentum(m), affine(a), track_running_stats(t), lo_(lo), hi_(hi) {
   check_positive(n, "num_features", this->name().c_str());
   if (affine) {
-    weight = register_parameter("weight", ones({n}));
-    bias = register_parameter("bias", zeros({n}));
+    weight = ones({n});
+    register_parameter("weight", &weight);
+    bias = zeros({n});
+    register_parameter("bias", &bias);
   }
   if (track_running_stats) {
-    running_mean = register_buffer("running_mean", zeros({n}));
-    running_var = register_buffer("running_var", ones({n}));
-    num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, kInt64));
+    running_mean = zeros({n});
+    register_buffer("running_mean", &running_mean);
+    running_var = ones({n});
+    register_buffer("running_var", &running_var);
+    num_batches_tracked = zeros({}, kInt64);
+    register_buffer("num_batches_tracked", &num_batches_tracked);
   }
 }
 Tensor BatchNorm::forward(const Tensor& x) {
@@ -333,8 +356,10 @@ std::string BatchNorm::extra_repr() const {
 
 LayerNorm::LayerNorm(std::vector<int64_t> shape, double e, bool affine) : Module("LayerNorm"), normalized_shape(std::move(shape)), eps(e) {
   if (affine) {
-    weight = register_parameter("weight", ones(normalized_shape));
-    bias = register_parameter("bias", zeros(normalized_shape));
+    weight = ones(normalized_shape);
+    register_parameter("weight", &weight);
+    bias = zeros(normalized_shape);
+    register_parameter("bias", &bias);
   }
 }
 Tensor LayerNorm::forward(const Tensor& x) { return layer_norm(x, normalized_shape, weight, bias, eps); }
@@ -343,8 +368,10 @@ GroupNorm::GroupNorm(int64_t groups, int64_t channels, double e, bool affine) : 
   check_positive(groups, "num_groups", "GroupNorm");
   TANDEM_CHECK(channels % groups == 0, ValueError, "GroupNorm", "num_channels (", channels, ") must be divisible by num_groups (", groups, ")");
   if (affine) {
-    weight = register_parameter("weight", ones({channels}));
-    bias = register_parameter("bias", zeros({channels}));
+    weight = ones({channels});
+    register_parameter("weight", &weight);
+    bias = zeros({channels});
+    register_parameter("bias", &bias);
   }
 }
 Tensor GroupNorm::forward(const Tensor& x) { return group_norm(x, num_groups, weight, bias, eps); }
@@ -363,7 +390,8 @@ Embedding::Embedding(int64_t num, int64_t dim, std::optional<int64_t> pad, std::
                  " must be within num_embeddings (", num, ")");
     if (*padding_idx < 0) *padding_idx += num;
   }
-  weight = register_parameter("weight", empty({num, dim}));
+  weight = empty({num, dim});
+  register_parameter("weight", &weight);
   init::normal_(weight);
   if (padding_idx) {
     NoGradGuard ng;

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "tandem/autograd/engine.h"
+#include "tandem/core/capture_state.h"
 
 namespace tandem::nn {
 
@@ -36,7 +37,40 @@ std::vector<Tensor> Module::forward_list(const std::vector<Tensor>& inputs) {
   return {forward(inputs[0])};
 }
 
+namespace {
+// While a capture runs, a module call registers a guard on the module's state (a program
+// replayed after a hook was added or a parameter replaced would skip or read the wrong
+// thing) and checks that forward did not rebind its own parameters or buffers: a rebinding
+// (`acc = acc * acc` on a buffer) happens only while capturing, so the program could not
+// replay it.
+class CaptureNote {
+ public:
+  explicit CaptureNote(const Module& m) : m_(m) {
+    if (capture_state::current_capture_id() == 0) [[likely]] return;
+    active_ = true;
+    before_ = m.state_version();
+    const Module* mp = &m;
+    capture_state::note_state_guard(mp, [mp] { return mp->state_version(); },
+                                    "module '" + m.name() + "' (hooks, training flags, parameter and buffer tensors)");
+  }
+  ~CaptureNote() {
+    if (active_ && m_.state_version() != before_)
+      capture_state::note_break("module '" + m_.name() +
+                                "' replaced one of its parameters or buffers (or hooks or training flags) while it ran; "
+                                "a compiled program cannot replay that (update them in place instead)");
+  }
+  CaptureNote(const CaptureNote&) = delete;
+  CaptureNote& operator=(const CaptureNote&) = delete;
+
+ private:
+  const Module& m_;
+  bool active_ = false;
+  uint64_t before_ = 0;
+};
+}  // namespace
+
 Tensor Module::operator()(const Tensor& input) {
+  CaptureNote note(*this);
   Tensor x = input;
   for (auto& h : pre_hooks_) {
     if (h.one) {
@@ -65,6 +99,7 @@ Tensor Module::operator()(const Tensor& input) {
 }
 
 std::vector<Tensor> Module::operator()(const std::vector<Tensor>& inputs) {
+  CaptureNote note(*this);
   std::vector<Tensor> in = inputs;
   for (auto& h : pre_hooks_) {
     if (h.one) {
@@ -105,13 +140,45 @@ Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requi
   check_new_name(name);
   if (t.defined() && requires_grad) t.requires_grad_(true);
   params_.emplace_back(name, std::move(t));
+  param_slots_.push_back({});
   return params_.back().second;
 }
 
 Tensor& Module::register_buffer(const std::string& name, Tensor t) {
   check_new_name(name);
   buffers_.emplace_back(name, std::move(t));
+  buffer_slots_.push_back({});
   return buffers_.back().second;
+}
+
+void Module::register_parameter(const std::string& name, Tensor* slot, bool requires_grad) {
+  TANDEM_CHECK(slot != nullptr, ValueError, name_, "register_parameter('", name, "') got a null member pointer");
+  register_parameter(name, *slot, requires_grad);
+  param_slots_.back() = Slot{slot, requires_grad};
+  has_slots_ = true;
+}
+
+void Module::register_buffer(const std::string& name, Tensor* slot) {
+  TANDEM_CHECK(slot != nullptr, ValueError, name_, "register_buffer('", name, "') got a null member pointer");
+  register_buffer(name, *slot);
+  buffer_slots_.back() = Slot{slot, false};
+  has_slots_ = true;
+}
+
+void Module::sync_slots() const {
+  if (!has_slots_) [[likely]] return;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    const Slot& s = param_slots_[i];
+    if (!s.member || s.member->impl() == params_[i].second.impl()) continue;
+    Tensor& t = *s.member;
+    // A replacement assigned to a trainable member is trainable, as an nn.Parameter is.
+    if (t.defined() && s.requires_grad && !t.requires_grad() && t.is_leaf()) t.requires_grad_(true);
+    params_[i].second = t;
+  }
+  for (size_t i = 0; i < buffers_.size(); ++i) {
+    const Slot& s = buffer_slots_[i];
+    if (s.member && s.member->impl() != buffers_[i].second.impl()) buffers_[i].second = *s.member;
+  }
 }
 
 void Module::add_child(const std::string& name, ModulePtr m) {
@@ -121,6 +188,7 @@ void Module::add_child(const std::string& name, ModulePtr m) {
 }
 
 NamedTensors Module::named_parameters(bool recurse) const {
+  sync_slots();
   NamedTensors out;
   for (const auto& p : params_)
     if (p.second.defined()) out.push_back(p);
@@ -131,6 +199,7 @@ NamedTensors Module::named_parameters(bool recurse) const {
 }
 
 std::vector<Tensor> Module::parameters(bool recurse) const {
+  sync_slots();
   // named_parameters' order, without building the names (zero_grad calls this every step).
   std::vector<Tensor> out;
   for (const auto& p : params_)
@@ -142,6 +211,7 @@ std::vector<Tensor> Module::parameters(bool recurse) const {
 }
 
 NamedTensors Module::named_buffers(bool recurse) const {
+  sync_slots();
   NamedTensors out;
   for (const auto& b : buffers_)
     if (b.second.defined()) out.push_back(b);
@@ -200,12 +270,14 @@ void Module::to(DType dtype) {
     t.set_data(t.detach().to(dtype));
     if (t.grad().defined() && t.grad().dtype() != dtype) t.grad().set_data(t.grad().to(dtype));
   };
+  sync_slots();
   for (auto& [n, p] : params_) convert(p);
   for (auto& [n, b] : buffers_) convert(b);
   for (auto& [n, c] : children_) c->to(dtype);
 }
 
 NamedTensors Module::state_dict() const {
+  sync_slots();
   // PyTorch's order: this module's parameters, then its buffers, then each child's entries.
   NamedTensors out;
   for (const auto& [n, t] : params_)
@@ -303,6 +375,23 @@ void Module::remove_hook(int64_t id, bool pre) {
 uint64_t Module::hooks_version() const {
   uint64_t v = hooks_changes_ * 1315423911ULL + pre_hooks_.size() * 31 + hooks_.size();
   for (const auto& [n, c] : children_) v = v * 1099511628211ULL + c->hooks_version();
+  return v;
+}
+
+uint64_t Module::state_version() const {
+  sync_slots();
+  uint64_t v = hooks_version();
+  auto mix = [&v](uint64_t x) { v = (v ^ x) * 1099511628211ULL; };
+  // Own state, then the children, depth first; no allocation.
+  auto visit = [&](const Module& m, auto&& self) -> void {
+    m.sync_slots();
+    mix(m.training_ ? 1 : 2);
+    for (const auto& [n, t] : m.params_) mix(reinterpret_cast<uintptr_t>(t.defined() ? t.impl() : nullptr));
+    for (const auto& [n, t] : m.buffers_) mix(reinterpret_cast<uintptr_t>(t.defined() ? t.impl() : nullptr));
+    mix(m.children_.size());
+    for (const auto& [n, c] : m.children_) self(*c, self);
+  };
+  visit(*this, visit);
   return v;
 }
 

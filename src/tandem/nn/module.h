@@ -70,6 +70,15 @@ class Module : public std::enable_shared_from_this<Module> {
   Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
   /// Registers a non-trainable state tensor saved in state_dict (running stats).
   Tensor& register_buffer(const std::string& name, Tensor t);
+  /// Registers the data member `*slot` as a parameter that follows the member: assigning
+  /// another tensor to it (`linear->weight = w`) replaces the registered parameter, as
+  /// attribute assignment does in PyTorch, so state_dict(), parameters() and compiled
+  /// modules see the new tensor (a leaf is made to require grad when `requires_grad`).
+  /// `slot` must be a member of this module (it must live as long as the module). The
+  /// built-in layers register their tensors this way. ValueError as register_parameter.
+  void register_parameter(const std::string& name, Tensor* slot, bool requires_grad = true);
+  /// The same for a buffer.
+  void register_buffer(const std::string& name, Tensor* slot);
   /// Registers a child; its parameters appear as "<name>.<param>".
   template <typename M>
   std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> m) {
@@ -89,8 +98,14 @@ class Module : public std::enable_shared_from_this<Module> {
   /// This module's own registered parameters, buffers and children (not recursive; slots
   /// holding undefined tensors included), without copying: for walks that run on every
   /// call (compiled modules gather their inputs and guards this way).
-  const NamedTensors& local_parameters() const { return params_; }
-  const NamedTensors& local_buffers() const { return buffers_; }
+  const NamedTensors& local_parameters() const {
+    sync_slots();
+    return params_;
+  }
+  const NamedTensors& local_buffers() const {
+    sync_slots();
+    return buffers_;
+  }
   const std::vector<std::pair<std::string, ModulePtr>>& local_children() const { return children_; }
 
   /// Sets training mode here and in all descendants (Dropout, BatchNorm behave differently).
@@ -134,6 +149,11 @@ class Module : public std::enable_shared_from_this<Module> {
   /// Changes whenever hooks are added or removed anywhere in the tree (compiled modules
   /// guard on it).
   uint64_t hooks_version() const;
+  /// A hash of what a compiled program that called this module depends on besides tensor
+  /// values: hooks anywhere in the tree, every training flag, and which tensor each
+  /// registered parameter and buffer slot holds (identity, not values). A compiled
+  /// function that called the module recompiles when it changes.
+  uint64_t state_version() const;
 
   /// Pretty-printed tree (PyTorch repr style).
   virtual std::string extra_repr() const { return ""; }
@@ -145,8 +165,17 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   std::string name_;
-  std::vector<std::pair<std::string, Tensor>> params_;
-  std::vector<std::pair<std::string, Tensor>> buffers_;
+  // Registered tensors; an entry with a slot mirrors the member it points to (refreshed
+  // by sync_slots() before every read, hence mutable).
+  mutable std::vector<std::pair<std::string, Tensor>> params_;
+  mutable std::vector<std::pair<std::string, Tensor>> buffers_;
+  struct Slot {
+    Tensor* member = nullptr;
+    bool requires_grad = false;
+  };
+  std::vector<Slot> param_slots_, buffer_slots_;  // parallel to params_ / buffers_
+  bool has_slots_ = false;
+  void sync_slots() const;
   std::vector<std::pair<std::string, ModulePtr>> children_;
   // A hook in one of its two forms (the other is empty), kept in registration order.
   struct PreHookEntry {
