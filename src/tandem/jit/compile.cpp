@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "tandem/core/grad_mode.h"
+#include "tandem/jit/check.h"
 #include "tandem/passes/pass_manager.h"
 
 namespace tandem::jit {
@@ -14,7 +15,8 @@ bool Signature::operator==(const Signature& o) const {
     return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto &a = inputs[i], &b = o.inputs[i];
-    if (a.dtype != b.dtype || a.requires_grad != b.requires_grad || a.sizes != b.sizes || a.strides != b.strides)
+    if (a.dtype != b.dtype || a.requires_grad != b.requires_grad || a.sizes != b.sizes || a.strides != b.strides ||
+        a.wrapped_number != b.wrapped_number)
       return false;
   }
   return true;
@@ -48,6 +50,8 @@ std::string Signature::diff(const Signature& o) const {
     if (a.strides != b.strides) return str_cat(who, " strides ", IntArrayRef(a.strides), " -> ", IntArrayRef(b.strides));
     if (a.requires_grad != b.requires_grad)
       return str_cat(who, " requires_grad ", onoff(a.requires_grad), " -> ", onoff(b.requires_grad));
+    if (a.wrapped_number != b.wrapped_number)
+      return str_cat(who, a.wrapped_number ? " was a C++ number, now a tensor" : " was a tensor, now a C++ number");
   }
   if (alias_groups != o.alias_groups) {
     for (size_t i = 0; i < alias_groups.size(); ++i)
@@ -108,6 +112,7 @@ void signature_of(const std::vector<Tensor>& inputs, const CallState& state, Sig
     in.sizes.assign(t.sizes().begin(), t.sizes().end());
     in.strides.assign(t.strides().begin(), t.strides().end());
     in.requires_grad = t.requires_grad();
+    in.wrapped_number = t.impl()->is_wrapped_number();
     // Group = index of the first input with the same storage.
     const StorageImpl* st = t.storage().get();
     int group = static_cast<int>(i);
@@ -165,43 +170,57 @@ std::vector<Tensor> CompiledFunction::run_eager(const std::vector<Tensor>& input
 }
 
 std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const CallState& state) {
-  // Until graph autodiff exists, a call that needs gradients runs eagerly (always correct).
-  if (is_grad_enabled()) {
-    bool needs = false;
-    for (const Tensor& t : inputs) needs = needs || (t.defined() && t.requires_grad());
-    for (const auto& e : cache_)
-      for (const Tensor& t : e.lifted) needs = needs || t.requires_grad();
-    if (needs) {
-      warn_once("autograd", "compiled function called with inputs that require grad while grad mode is on: running "
-                            "eagerly (compiled training comes with graph autodiff; wrap inference in NoGradGuard)");
-      return run_eager(inputs);
-    }
-  }
   if (given_up_) return run_eager(inputs);
   Signature& sig = sig_;
   signature_of(inputs, state, sig);
+  std::string state_changed;  // a cached program whose module state no longer holds
   for (size_t idx = 0; idx < cache_.size(); ++idx) {
     Entry& e = cache_[idx];
     if (!(e.sig == sig)) continue;
-    if (!e.exec) {
+    const capture_state::StateGuard* stale = nullptr;
+    for (const auto& g : e.state_guards)
+      if (g.value() != g.expected) {
+        stale = &g;
+        break;
+      }
+    if (stale) {
+      if (state_changed.empty()) state_changed = "state of " + stale->what + " changed";
+      continue;
+    }
+    runtime::Executor* prog = e.exec ? e.exec.get() : e.train ? e.train->forward.get() : nullptr;
+    if (!prog) {
       last_entry_ = static_cast<int>(idx);
       return run_eager(inputs);
     }
-    // Lifted tensors must still look as they did at capture (bound by reference).
+    // Lifted tensors must still look as they did at capture (bound by reference),
+    // including whether they require grad (which decides what the programs compute).
     bool lifted_ok = true;
-    const auto& gin = e.exec->graph().inputs();
+    const auto& gin = prog->graph().inputs();
     for (size_t k = 0; k < e.lifted.size(); ++k) {
-      const auto& m = e.exec->graph().value(gin[inputs.size() + k]).meta;
+      const auto& m = prog->graph().value(gin[inputs.size() + k]).meta;
       lifted_ok = lifted_ok && e.lifted[k].sizes().equals(m.sizes) && e.lifted[k].dtype() == m.dtype &&
-                  e.lifted[k].strides().equals(m.strides) && !(is_grad_enabled() && e.lifted[k].requires_grad());
+                  e.lifted[k].strides().equals(m.strides) &&
+                  (is_grad_enabled() ? e.lifted[k].requires_grad() == e.lifted_requires_grad[k] : true);
     }
     if (!lifted_ok || lifted_aliases_input(e.lifted, inputs)) continue;
     last_entry_ = static_cast<int>(idx);
     ++compiled_calls_;
-    last_ = e.exec.get();
-    if (e.lifted.empty()) return e.exec->run(inputs);
+    last_ = prog;
+    if (check_every_compiled_call()) {
+      // TANDEM_CHECK_COMPILED: this call eagerly and through the cached program, on copies.
+      CheckReport rep = check_last(inputs);
+      TANDEM_CHECK(rep.equal, RuntimeError, "compile",
+                   "TANDEM_CHECK_COMPILED: the cached program gives another result than eager mode for this call: ",
+                   rep.first_difference,
+                   " (a value baked in at capture, such as a C++ number the function captured by reference, changed? "
+                   "see explain() for the constants; compile_with_scalars makes numbers inputs)");
+    }
     std::vector<Tensor> all = inputs;
     all.insert(all.end(), e.lifted.begin(), e.lifted.end());
+    if (e.train) {
+      last_train_ = e.train.get();
+      return run_training_program(e.train, all);
+    }
     return e.exec->run(all);
   }
   // A miss: name the inputs and state for messages, then compare with the previous call.
@@ -209,7 +228,7 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   if (state.extra_names) sig.extra_names = *state.extra_names;
   const Signature* prev = last_entry_ >= 0 ? &cache_[static_cast<size_t>(last_entry_)].sig
                                            : (last_sig_ ? &*last_sig_ : nullptr);
-  std::string what = prev ? sig.diff(*prev) : std::string("the inputs");
+  std::string what = !state_changed.empty() ? state_changed : prev ? sig.diff(*prev) : std::string("the inputs");
   if (static_cast<int>(cache_.size()) >= opts_.recompile_limit) {
     given_up_ = true;
     warn_once("limit", str_cat("compiled function hit the recompile limit (", opts_.recompile_limit,
@@ -234,7 +253,15 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     return run_eager(inputs);
   }
   ++captures_;
-  Capture c = capture(fn_, inputs, sig.input_names);
+  Capture c = capture(fn_, inputs, sig.input_names, /*with_backward=*/is_grad_enabled());
+  if (c.ok && !c.has_backward)
+    for (const Tensor& o : c.outputs)
+      if (o.defined() && o.requires_grad()) {
+        // Outputs with history but nothing the program could differentiate for (a leaf the
+        // function made itself): only eager mode gives them their history.
+        c.ok = false;
+        c.break_reason = "an output requires grad through a tensor that is neither an input nor read by the function";
+      }
   if (c.ok && lifted_aliases_input(c.lifted, inputs)) {
     c.ok = false;
     c.break_reason = "a tensor the function reads (not an input) shares storage with an input";
@@ -243,16 +270,41 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     if (opts_.strict) throw GraphBreak(c.break_reason);
     warn_once("break:" + c.break_reason, "graph break: " + c.break_reason + "; this signature runs eagerly");
     e.break_reason = c.break_reason;
+    e.state_guards = c.state_guards;
     keep(std::move(e));
     ++eager_calls_;
     return c.outputs;
   }
   e.lifted = c.lifted;
+  e.captured_ops = c.captured_ops;
+  for (const Tensor& t : c.lifted) e.lifted_requires_grad.push_back(t.requires_grad());
+  e.state_guards = c.state_guards;
   std::vector<Tensor> outputs = std::move(c.outputs);
-  e.exec = build_program(c, opts_);
+  if (c.has_backward) {
+    e.train = build_training_program(c, opts_);
+  } else {
+    e.exec = build_program(c, opts_);
+  }
   keep(std::move(e));
   ++eager_calls_;  // the capturing call itself ran eagerly
   return outputs;
+}
+
+CheckReport CompiledFunction::check_last(const std::vector<Tensor>& inputs) {
+  CheckReport none;
+  if (last_entry_ < 0) {
+    none.break_reason = "no call has been compiled yet";
+    return none;
+  }
+  Entry& e = cache_[static_cast<size_t>(last_entry_)];
+  runtime::Executor* prog = e.exec ? e.exec.get() : e.train ? e.train->forward.get() : nullptr;
+  if (!prog) {
+    none.break_reason = e.break_reason;
+    return none;
+  }
+  std::vector<Tensor> in = inputs;
+  in.resize(std::min(in.size(), prog->graph().inputs().size() - e.lifted.size()));
+  return check_program(fn_, in, *prog, e.lifted, e.train ? &e.train->forward_origin : nullptr, e.captured_ops);
 }
 
 const std::vector<Tensor>& CompiledFunction::last_lifted() const {
@@ -262,6 +314,29 @@ const std::vector<Tensor>& CompiledFunction::last_lifted() const {
 
 std::shared_ptr<CompiledFunction> compile(TensorFn fn, CompileOptions opts) {
   return std::make_shared<CompiledFunction>(std::move(fn), std::move(opts));
+}
+
+ScalarCompiledFunction::ScalarCompiledFunction(ScalarTensorFn fn, CompileOptions opts)
+    : num_tensors_(std::make_shared<size_t>(0)) {
+  auto n = num_tensors_;
+  fn_ = std::make_unique<CompiledFunction>(
+      [fn = std::move(fn), n](const std::vector<Tensor>& all) {
+        const auto split = all.begin() + static_cast<std::ptrdiff_t>(std::min(*n, all.size()));
+        return fn(std::vector<Tensor>(all.begin(), split), std::vector<Tensor>(split, all.end()));
+      },
+      std::move(opts));
+}
+
+std::vector<Tensor> ScalarCompiledFunction::operator()(const std::vector<Tensor>& tensors,
+                                                       const std::vector<Scalar>& scalars) {
+  std::vector<Tensor> all = tensors;
+  for (const Scalar& s : scalars) all.push_back(wrap_scalar(s));
+  *num_tensors_ = tensors.size();
+  return (*fn_)(all);
+}
+
+std::shared_ptr<ScalarCompiledFunction> compile_with_scalars(ScalarTensorFn fn, CompileOptions opts) {
+  return std::make_shared<ScalarCompiledFunction>(std::move(fn), std::move(opts));
 }
 
 std::string Explanation::to_string() const {
@@ -294,6 +369,8 @@ Explanation explain(const TensorFn& fn, const std::vector<Tensor>& inputs, const
     ex.guards.push_back(str_cat("lifted tensor ", k, " (read by fn but not passed in; bound by reference, so ",
                                 "in-place updates are seen but replacing it is not): ", dtype_name(c.lifted[k].dtype()),
                                 c.lifted[k].sizes()));
+  for (const auto& g : c.state_guards) ex.guards.push_back("state of " + g.what);
+  for (const auto& b : c.baked_constants) ex.guards.push_back("constant: " + b);
   if (c.ok) {
     auto exec = build_program(c, opts);
     ex.compiled = true;

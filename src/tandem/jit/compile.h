@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "tandem/jit/capture.h"
+#include "tandem/jit/training.h"
 #include "tandem/runtime/executor.h"
 
 namespace tandem::jit {
+
+struct CheckReport;  // jit/check.h
 
 /// Options of a compiled function.
 struct CompileOptions {
@@ -34,6 +37,7 @@ struct Signature {
     DimVector sizes;
     DimVector strides;
     bool requires_grad;
+    bool wrapped_number = false;  ///< a C++ number argument (compile_with_scalars)
   };
   std::vector<InputSig> inputs;
   std::vector<int> alias_groups;  ///< inputs sharing storage get the same group number
@@ -118,8 +122,15 @@ class CompiledFunction {
   const std::vector<Tensor>& last_lifted() const;
   /// Adds a one-time notice (once per key) to warnings() and prints it to stderr.
   void notice_once(const std::string& key, const std::string& msg) { warn_once(key, msg); }
-  /// The executor used by the last compiled call (nullptr if none).
+  /// The executor used by the last compiled call (nullptr if none); for a call that
+  /// needed gradients, its forward program.
   runtime::Executor* last_executor() const { return last_; }
+  /// Compares the program the previous call used (a cached signature) with eager mode on
+  /// copies of `inputs`, node by node (see check_program in jit/check.h): what the
+  /// TANDEM_CHECK_COMPILED switch does on every call. Not compiled: report says why.
+  CheckReport check_last(const std::vector<Tensor>& inputs);
+  /// The programs of the last compiled call that needed gradients (nullptr if none).
+  const TrainingProgram* last_training_program() const { return last_train_; }
 
  private:
   struct Entry {
@@ -127,6 +138,10 @@ class CompiledFunction {
     std::unique_ptr<runtime::Executor> exec;  // null: this signature runs eagerly (break)
     std::vector<Tensor> lifted;
     std::string break_reason;
+    std::vector<capture_state::StateGuard> state_guards;  // modules the capture called
+    std::shared_ptr<TrainingProgram> train;  // set: a forward and a backward program
+    std::vector<bool> lifted_requires_grad;  // at capture (part of a training program's guard)
+    std::vector<std::string> captured_ops;   // for the eager-vs-compiled checker
   };
   void warn_once(const std::string& key, const std::string& msg);
   std::vector<Tensor> run_eager(const std::vector<Tensor>& inputs);
@@ -145,10 +160,40 @@ class CompiledFunction {
   std::vector<std::string> warnings_;
   std::vector<std::string> warned_keys_;
   runtime::Executor* last_ = nullptr;
+  const TrainingProgram* last_train_ = nullptr;
 };
 
 /// Compiles `fn` (see CompiledFunction).
 std::shared_ptr<CompiledFunction> compile(TensorFn fn, CompileOptions opts = {});
+
+/// A function of tensors and C++ numbers. Each number reaches fn as a 0-d tensor flagged
+/// as a wrapped number (float64 for floating values, int64 for integers, bool), so that
+/// `x * s[0]` promotes exactly as `x * 2.5` would (a float16 x stays float16).
+using ScalarTensorFn =
+    std::function<std::vector<Tensor>(const std::vector<Tensor>& tensors, const std::vector<Tensor>& scalars)>;
+
+/// A compiled function whose C++ number arguments are program inputs: a new value is
+/// bound at each call instead of being baked in at capture (a lambda capturing a number
+/// by reference, or computing one, bakes the value of the capturing call into the program
+/// as a constant; explain() lists such constants). Changing a number's kind (floating,
+/// integral, bool) recompiles; changing its value does not. Numbers used as attributes
+/// (clamp's bounds, a reduction's dims) cannot be inputs: pass them as tensors or accept
+/// the recompile-free constant.
+class ScalarCompiledFunction {
+ public:
+  ScalarCompiledFunction(ScalarTensorFn fn, CompileOptions opts = {});
+  /// Calls fn(tensors, scalars) compiled.
+  std::vector<Tensor> operator()(const std::vector<Tensor>& tensors, const std::vector<Scalar>& scalars);
+  /// Counters, warnings and the last executor.
+  CompiledFunction& function() { return *fn_; }
+
+ private:
+  std::shared_ptr<size_t> num_tensors_;  // shared with the wrapped lambda
+  std::unique_ptr<CompiledFunction> fn_;
+};
+
+/// Compiles a function of tensors and C++ numbers (see ScalarCompiledFunction).
+std::shared_ptr<ScalarCompiledFunction> compile_with_scalars(ScalarTensorFn fn, CompileOptions opts = {});
 /// Captures fn(inputs) and reports ops, breaks, guards and planned memory (no caching).
 Explanation explain(const TensorFn& fn, const std::vector<Tensor>& inputs, const CompileOptions& opts = {},
                     const CallState& state = {});
@@ -160,5 +205,6 @@ std::unique_ptr<runtime::Executor> build_program(Capture& c, const CompileOption
 
 namespace tandem {
 using jit::compile;
+using jit::compile_with_scalars;
 using jit::explain;
 }  // namespace tandem

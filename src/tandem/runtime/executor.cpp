@@ -84,7 +84,14 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
     for (int i : n.inputs) ins.push_back(i >= 0 ? env[static_cast<size_t>(i)] : Tensor());
     const OpDef& op = *n.op;
     if (op.view) {
-      env[static_cast<size_t>(n.outputs[0])] = apply_view(op, ins[0], n.attrs);
+      // An absolute offset (as_strided's) counts from the start of the storage the viewed
+      // value had in eager mode: the caller's storage for inputs, a storage of its own
+      // (offset 0) for values made inside, which here may sit anywhere in the arena.
+      const int root = graph_.storage_root(n.inputs[0]);
+      const int64_t base = values[static_cast<size_t>(root)].kind == ir::ValueKind::Input
+                               ? 0
+                               : env[static_cast<size_t>(root)].storage_offset();
+      env[static_cast<size_t>(n.outputs[0])] = apply_view(op, ins[0], n.attrs, base);
     } else {
       OpOutputs outs;
       if (op.is_inplace) {
@@ -107,6 +114,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
       run_kernel(op, ins.ref(), n.attrs, outs, values[static_cast<size_t>(n.outputs[0])].meta.dtype);
       for (size_t k = 0; k < n.outputs.size(); ++k) env[static_cast<size_t>(n.outputs[k])] = std::move(outs[k]);
     }
+    if (node_callback_) node_callback_(n, env);
     if (profiling_) {
       auto t1 = std::chrono::steady_clock::now();
       auto& p = profile_[static_cast<size_t>(n.id)];

@@ -5,6 +5,7 @@
 // output aliases are allocated per call, so outputs the caller keeps are never
 // overwritten by a later call.
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ class Executor {
   std::string memory_summary() const;
 
   void set_profiling(bool on) { profiling_ = on; }
+  /// Called after each node ran, with the node and every value computed so far (indexed
+  /// by value id): the eager-vs-compiled checker compares them. Empty: none (the default).
+  using NodeCallback = std::function<void(const ir::Node&, const std::vector<Tensor>& values)>;
+  void set_node_callback(NodeCallback cb) { node_callback_ = std::move(cb); }
   const std::vector<NodeProfile>& profile() const { return profile_; }
   /// Table: op, calls, total ms, us/call, bytes.
   std::string profile_table() const;
@@ -58,6 +63,7 @@ class Executor {
   Tensor arena_;
   bool profiling_ = false;
   std::vector<NodeProfile> profile_;
+  NodeCallback node_callback_;
 };
 
 }  // namespace tandem::runtime

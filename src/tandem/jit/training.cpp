@@ -1,0 +1,187 @@
+#include "tandem/jit/training.h"
+
+#include <any>
+#include <sstream>
+
+#include "tandem/autograd/function.h"
+#include "tandem/jit/compile.h"
+#include "tandem/passes/pass_manager.h"
+
+namespace tandem::jit {
+
+namespace {
+
+// Copies nodes [begin, end) of `src` into a new graph with `inputs` (src value ids) as its
+// inputs and `outputs` (src value ids) as its outputs. Constants are copied where used; any
+// other value from outside the range must be among the inputs.
+ir::Graph extract(const ir::Graph& src, const std::vector<int>& inputs, size_t begin, size_t end,
+                  const std::vector<int>& outputs, std::vector<int>& origin) {
+  ir::Graph dst;
+  std::vector<int> map(src.values().size(), -1);
+  for (int v : inputs) {
+    const ir::Value& sv = src.value(v);
+    const int id = dst.add_input(sv.meta, sv.name.empty() ? "%" + std::to_string(v) : sv.name);
+    dst.mutable_value(id).wrapped_number = sv.wrapped_number;
+    map[static_cast<size_t>(v)] = id;
+  }
+  auto use = [&](int v) -> int {
+    if (v < 0) return -1;
+    int& m = map[static_cast<size_t>(v)];
+    if (m >= 0) return m;
+    const ir::Value& sv = src.value(v);
+    TANDEM_INTERNAL_ASSERT(sv.kind == ir::ValueKind::Constant, "training split: value %", v,
+                           " crosses programs without being passed");
+    m = dst.add_constant(sv.constant, sv.name);
+    return m;
+  };
+  for (size_t k = begin; k < end; ++k) {
+    const ir::Node& n = src.nodes()[k];
+    std::vector<int> ins;
+    for (int i : n.inputs) ins.push_back(use(i));
+    std::vector<TensorMeta> metas;
+    for (int o : n.outputs) metas.push_back(src.value(o).meta);
+    const int id = dst.add_node(*n.op, std::move(ins), n.attrs, std::move(metas));
+    const auto& outs = dst.nodes()[static_cast<size_t>(id)].outputs;
+    for (size_t j = 0; j < outs.size(); ++j) map[static_cast<size_t>(n.outputs[j])] = outs[j];
+  }
+  std::vector<int> outs;
+  for (int o : outputs) outs.push_back(use(o));
+  dst.set_outputs(std::move(outs));
+  origin.assign(dst.values().size(), -1);
+  for (size_t v = 0; v < map.size(); ++v)
+    if (map[v] >= 0) origin[static_cast<size_t>(map[v])] = static_cast<int>(v);
+  return dst;
+}
+
+int64_t value_bytes(const ir::Value& v) {
+  int64_t e = 1;
+  for (size_t d = 0; d < v.meta.sizes.size(); ++d) {
+    if (v.meta.sizes[d] == 0) return 0;
+    e += (v.meta.sizes[d] - 1) * v.meta.strides[d];
+  }
+  return e * element_size(v.meta.dtype);
+}
+
+std::unique_ptr<runtime::Executor> optimise(ir::Graph g, const CompileOptions& opts) {
+  passes::PassManager pm;
+  for (const auto& name : opts.disabled_passes) pm.set_enabled(name, false);
+  pm.run(g);
+  ir::verify(g);
+  auto exec = std::make_unique<runtime::Executor>(std::move(g));
+  exec->set_profiling(opts.profile);
+  return exec;
+}
+
+// The backward of one compiled call: the backward program on the saved values.
+std::vector<Tensor> compiled_backward(autograd::AutogradContext* ctx, std::vector<Tensor> grads) {
+  TANDEM_CHECK(!is_grad_enabled(), NotImplementedError, "CompiledFunctionBackward",
+               "double backward (create_graph=true) through a compiled function is not supported; call the function "
+               "eagerly for higher-order gradients");
+  const auto& p = std::any_cast<const std::shared_ptr<TrainingProgram>&>(ctx->saved_data.at("program"));
+  std::vector<Tensor> in = ctx->get_saved_variables();  // RuntimeError if modified in place since
+  const auto& gin = p->backward->graph().inputs();
+  for (size_t k = 0; k < grads.size(); ++k) {
+    if (!p->output_differentiable[k]) continue;
+    Tensor g = grads[k];
+    // The program was planned for the layout of the capture's gradient (contiguous).
+    const auto& m = p->backward->graph().value(gin[in.size()]).meta;
+    if (!g.strides().equals(m.strides) || g.dtype() != m.dtype) g = g.contiguous().to(m.dtype);
+    in.push_back(std::move(g));
+  }
+  std::vector<Tensor> res = p->backward->run(in);
+  std::vector<Tensor> out(ctx->needs_input_grad_.size());
+  size_t r = 0;
+  for (size_t j = 0; j < p->targets.size(); ++j) {
+    if (!p->target_has_grad[j]) continue;
+    out[static_cast<size_t>(p->targets[j])] = std::move(res[r++]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const CompileOptions& opts) {
+  TANDEM_INTERNAL_ASSERT(c.has_backward, "build_training_program needs a capture with its backward");
+  const ir::Graph& g = c.graph;
+  const size_t nv = g.values().size(), f = c.forward_nodes, n = g.nodes().size();
+  std::vector<bool> is_seed(nv, false);
+  for (int v : c.grad_output_inputs) is_seed[static_cast<size_t>(v)] = true;
+  // Forward values: every input but the output gradients, and what forward nodes define.
+  std::vector<bool> forward_value(nv, false);
+  std::vector<int> fwd_inputs;
+  for (int v : g.inputs())
+    if (!is_seed[static_cast<size_t>(v)]) {
+      forward_value[static_cast<size_t>(v)] = true;
+      fwd_inputs.push_back(v);
+    }
+  for (size_t k = 0; k < f; ++k)
+    for (int o : g.nodes()[k].outputs) forward_value[static_cast<size_t>(o)] = true;
+  // Saved: forward values the backward reads (by value id: deterministic).
+  std::vector<bool> saved(nv, false);
+  for (size_t k = f; k < n; ++k)
+    for (int i : g.nodes()[k].inputs)
+      if (i >= 0 && forward_value[static_cast<size_t>(i)]) saved[static_cast<size_t>(i)] = true;
+  for (int v : c.grad_values)
+    if (v >= 0 && forward_value[static_cast<size_t>(v)]) saved[static_cast<size_t>(v)] = true;
+
+  auto p = std::make_shared<TrainingProgram>();
+  std::vector<int> fwd_outputs = g.outputs(), saved_ids;
+  p->num_outputs = fwd_outputs.size();
+  for (size_t v = 0; v < nv; ++v)
+    if (saved[v]) {
+      saved_ids.push_back(static_cast<int>(v));
+      fwd_outputs.push_back(static_cast<int>(v));
+      if (g.value(static_cast<int>(v)).kind == ir::ValueKind::Node) p->saved_bytes += value_bytes(g.value(static_cast<int>(v)));
+    }
+  p->num_saved = saved_ids.size();
+  std::vector<int> bwd_inputs = saved_ids;
+  bwd_inputs.insert(bwd_inputs.end(), c.grad_output_inputs.begin(), c.grad_output_inputs.end());
+  std::vector<int> bwd_outputs;
+  for (size_t j = 0; j < c.grad_values.size(); ++j) {
+    p->targets.push_back(c.grad_targets[j]);
+    p->target_has_grad.push_back(c.grad_values[j] >= 0);
+    if (c.grad_values[j] >= 0) bwd_outputs.push_back(c.grad_values[j]);
+  }
+  p->output_differentiable = c.output_differentiable;
+  p->forward = optimise(extract(g, fwd_inputs, 0, f, fwd_outputs, p->forward_origin), opts);
+  p->backward = optimise(extract(g, bwd_inputs, f, n, bwd_outputs, p->backward_origin), opts);
+  // Passes add values (fused nodes, folded constants): they have no origin.
+  p->forward_origin.resize(p->forward->graph().values().size(), -1);
+  p->backward_origin.resize(p->backward->graph().values().size(), -1);
+  return p;
+}
+
+std::vector<Tensor> run_training_program(const std::shared_ptr<TrainingProgram>& p, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> outs = p->forward->run(inputs);
+  std::vector<Tensor> user(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(p->num_outputs));
+  bool any = false;
+  std::vector<bool> needs(inputs.size(), false);
+  if (is_grad_enabled())
+    for (size_t j = 0; j < p->targets.size(); ++j) {
+      const size_t i = static_cast<size_t>(p->targets[j]);
+      needs[i] = p->target_has_grad[j] && inputs[i].requires_grad();
+      any = any || needs[i];
+    }
+  if (!any) return user;
+  auto node = autograd::make_node<autograd::CppNode>("CompiledFunctionBackward", &compiled_backward);
+  node->ctx.needs_input_grad_ = needs;
+  node->ctx.saved_data["program"] = p;
+  node->ctx.save_for_backward(std::vector<Tensor>(outs.begin() + static_cast<std::ptrdiff_t>(p->num_outputs), outs.end()));
+  std::vector<Tensor> non_diff;
+  for (size_t k = 0; k < user.size(); ++k)
+    if (!p->output_differentiable[k]) non_diff.push_back(user[k]);
+  node->ctx.mark_non_differentiable(non_diff);
+  return autograd::detail::wrap_outputs(node, inputs, std::move(user));
+}
+
+std::string TrainingProgram::to_text() const {
+  std::ostringstream os;
+  os << "forward program (outputs: " << num_outputs << " results, then " << num_saved << " saved values, "
+     << saved_bytes << " bytes):\n"
+     << forward->graph().to_text() << "backward program (inputs: the " << num_saved
+     << " saved values, then the output gradients):\n"
+     << backward->graph().to_text();
+  return os.str();
+}
+
+}  // namespace tandem::jit

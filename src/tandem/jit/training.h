@@ -1,0 +1,54 @@
+#pragma once
+// Compiled training (DESIGN.md "The life of a compiled call", step 4, and principle 3: a
+// compiled function is an op too). A capture that recorded its backward (a joint graph) is
+// split into a forward program (the user's outputs plus the values the backward needs)
+// and a backward program (those saved values plus the output gradients -> gradients of
+// the inputs and parameters that require grad). A call runs the forward program and puts
+// one node on the eager tape; its backward runs the backward program. So compiled and
+// eager code mix freely in one model and one backward().
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tandem/jit/capture.h"
+#include "tandem/runtime/executor.h"
+
+namespace tandem::jit {
+
+struct CompileOptions;
+
+/// The two programs of a call that needs gradients, and how their values connect.
+struct TrainingProgram {
+  /// Inputs: the call's inputs, then the lifted tensors. Outputs: the user's outputs,
+  /// then the saved values.
+  std::unique_ptr<runtime::Executor> forward;
+  /// Inputs: the saved values, then one gradient per differentiable output. Outputs: one
+  /// gradient per target with one (`targets`, `target_has_grad`).
+  std::unique_ptr<runtime::Executor> backward;
+  size_t num_outputs = 0;               ///< the user's outputs
+  size_t num_saved = 0;                 ///< saved values after them
+  std::vector<bool> output_differentiable;  ///< per user output
+  std::vector<int> targets;             ///< forward input position of each gradient
+  std::vector<bool> target_has_grad;    ///< false: unused (the gradient is undefined)
+  int64_t saved_bytes = 0;              ///< bytes of the saved values at capture
+  /// Value id in the joint (captured) graph of each value of the forward / backward
+  /// program (-1: made by a pass), for the eager-vs-compiled checker.
+  std::vector<int> forward_origin, backward_origin;
+  /// Both programs as text, saved values marked ("# saved").
+  std::string to_text() const;
+};
+
+/// Splits a capture with a recorded backward into a TrainingProgram (each program
+/// optimised by the pass manager and memory-planned on its own). The forward program's
+/// inputs are the capture's call inputs and lifted tensors, in the capture's order.
+std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const CompileOptions& opts);
+
+/// Runs `p` on `inputs` (the call's inputs, then the lifted tensors): the forward
+/// program, then, when grad mode is on and some input requiring grad got a target, one
+/// node on the tape ("CompiledFunctionBackward") holding the saved values (version
+/// checked: an in-place change before backward raises, as in eager mode). Its backward
+/// runs the backward program; with create_graph it raises NotImplementedError (double
+/// backward through a compiled program is not supported: call the function eagerly).
+std::vector<Tensor> run_training_program(const std::shared_ptr<TrainingProgram>& p, const std::vector<Tensor>& inputs);
+
+}  // namespace tandem::jit
