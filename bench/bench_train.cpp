@@ -3,7 +3,9 @@
 // environment. mlp + SGD (lr 0.05, momentum 0.9), cnn + Adam (lr 1e-3); each step is
 // zero_grad, forward, cross_entropy, backward, optimizer step. The libtorch peer is
 // bench/peer/torch_train.cpp; bench/run_all.sh runs both, one model per process.
-//   bench_train --model mlp|cnn [--rounds R] [--seconds S]
+// --mode compiled runs the model through tandem::compile(model): a forward and a backward
+// program per step (loss, backward's remaining tape and the optimizer step stay eager).
+//   bench_train --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled]
 #include <memory>
 
 #include "tandem/tandem.h"
@@ -24,11 +26,14 @@ int main(int argc, char** argv) {
     xs.push_back(tandem::randn({bt::kBatch, 1, 28, 28}));
     ys.push_back(tandem::randint(0, bt::kClasses, {bt::kBatch}));
   }
+  auto compiled = tandem::compile(std::static_pointer_cast<tandem::nn::Module>(model));
+  const bool use_compiled = o.mode == "compiled";
   int64_t it = 0;
-  return bt::measure("tandem", o, [&] {
+  return bt::measure(use_compiled ? "tandem_compiled" : "tandem", o, [&] {
     const size_t i = static_cast<size_t>(it++ % bt::kBatches);
     opt->zero_grad();
-    tandem::Tensor loss = tandem::cross_entropy(model->forward(xs[i]), ys[i]);
+    tandem::Tensor logits = use_compiled ? (*compiled)(xs[i]) : model->forward(xs[i]);
+    tandem::Tensor loss = tandem::cross_entropy(logits, ys[i]);
     loss.backward();
     opt->step();
     return loss.item<double>();

@@ -33,6 +33,7 @@ struct Options {
   std::string model = "mlp";
   int rounds = 5;         ///< timed rounds; the median is reported
   double seconds = 1.0;   ///< minimum length of one round (and of the warm-up)
+  std::string mode = "eager";  ///< tandem only: eager | compiled (the model's forward and backward programs)
 };
 
 inline Options parse(int argc, char** argv) {
@@ -43,10 +44,15 @@ inline Options parse(int argc, char** argv) {
     if (a == "--model" && has_value) o.model = argv[++i];
     else if (a == "--rounds" && has_value) o.rounds = std::max(1, std::atoi(argv[++i]));
     else if (a == "--seconds" && has_value) o.seconds = std::atof(argv[++i]);
+    else if (a == "--mode" && has_value) o.mode = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s --model mlp|cnn [--rounds R] [--seconds S]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled]\n", argv[0]);
       std::exit(2);
     }
+  }
+  if (o.mode != "eager" && o.mode != "compiled") {
+    std::fprintf(stderr, "%s: unknown mode '%s' (eager or compiled)\n", argv[0], o.mode.c_str());
+    std::exit(2);
   }
   if (o.model != "mlp" && o.model != "cnn") {
     std::fprintf(stderr, "%s: unknown model '%s' (mlp or cnn)\n", argv[0], o.model.c_str());

@@ -77,15 +77,19 @@ TEST(CompileGuards, RequiresGradAndGradModeRecompileOrRunEagerly) {
     EXPECT_FALSE((*cf)({w})[0].requires_grad());  // no grad mode: compiled, no graph
     EXPECT_EQ(cf->recompile_reasons().back(), "input 0 requires_grad false -> true");
   }
-  // Grad mode on and an input requires grad: eager (issue 7 compiles it), with a notice.
+  // Grad mode on and an input requires grad: forward and backward programs.
   Tensor w = tensor({2.0f}).requires_grad_();
   Tensor y = (*cf)({w})[0];
   ASSERT_TRUE(y.requires_grad());
   y.backward();
   EXPECT_TRUE(bitwise_equal(w.grad(), tensor({4.0f})));
-  EXPECT_EQ(cf->captures(), 3);
-  ASSERT_EQ(cf->warnings().size(), 1u);
-  EXPECT_TRUE(contains(cf->warnings()[0], "require grad"));
+  EXPECT_EQ(cf->captures(), 4);
+  EXPECT_EQ(cf->recompile_reasons().back(), "grad mode false -> true");
+  Tensor y2 = (*cf)({w})[0];
+  y2.backward();
+  EXPECT_TRUE(bitwise_equal(w.grad(), tensor({8.0f})));
+  EXPECT_NE(cf->last_training_program(), nullptr);
+  EXPECT_TRUE(cf->warnings().empty());
 }
 
 TEST(CompileGuards, AliasingInputsRecompileWithReason) {

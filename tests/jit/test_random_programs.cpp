@@ -8,7 +8,18 @@
 // program mutated must be bitwise equal: compiled mode runs the same kernels on the same
 // data in the same order (the in-place reuse pass swaps relu for relu_, the same kernel
 // writing over its dead input), so there is no tolerance to hide behind.
-// Fixed seeds: TANDEM_RANDOM_PROGRAMS=N runs N programs instead of the default.
+// Inputs are views at random storage offsets of buffers padded with NaN junk, sometimes
+// with NaN payloads and signed zeros inside (compared as bytes), sometimes the same tensor
+// twice; the cached program is called on inputs at *other* offsets than the capture saw.
+// Steps also take as_strided/diagonal/unfold views of any value (intermediates included),
+// make tensors from C++ data inside the function, run in-place ops whose result type is
+// wider than self, and divide by a divisor computed from the data; a last "poisoned" call
+// makes that division raise, and the compiled call must raise the same error type.
+// Outputs may alias each other or the inputs: which output shares storage with which
+// input or output, and which is the very input object, must match eager.
+// Fixed seeds: TANDEM_RANDOM_PROGRAMS=N runs N programs instead of the default;
+// TANDEM_RANDOM_SECONDS=S runs programs from TANDEM_RANDOM_SEED (default: time-based) until
+// S seconds have passed (`./run fuzz programs S`), printing the seed of any failure.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -271,6 +282,86 @@ std::vector<OpKind> op_kinds() {
                    return t;
                  };
                }});
+  // Views with explicit geometry, of any value (inputs at offsets, intermediates in the
+  // arena): relative (no offset) or absolute (an offset into the value's storage).
+  k.push_back({"as_strided", [](const Vals& v, int, Rng& r) -> StepFn {
+                 int i = pick(v, r, [](const Tensor& t) { return t.is_floating_point() && t.numel() > 1; });
+                 if (i < 0) return {};
+                 const Tensor& a = v[static_cast<size_t>(i)];
+                 const int64_t n = static_cast<int64_t>(a.storage()->nbytes()) / a.element_size();
+                 const int64_t rows = 1 + r.below(3), cols = 1 + r.below(3);
+                 const int64_t s1 = r.below(3), s0 = cols * (1 + r.below(2));
+                 const bool absolute = r.coin();
+                 const int64_t off = r.below(std::max<int64_t>(1, n - (rows - 1) * s0 - (cols - 1) * s1));
+                 return [i, rows, cols, s0, s1, absolute, off](const Vals& x) {
+                   const Tensor& t = x[static_cast<size_t>(i)];
+                   Tensor view = absolute ? t.as_strided({rows, cols}, {s0, s1}, off) : t.as_strided({rows, cols}, {s0, s1});
+                   return view * 1.0;  // reads it (a view of junk padding is fine: same junk)
+                 };
+               }});
+  k.push_back({"diagonal_unfold", [](const Vals& v, int, Rng& r) -> StepFn {
+                 int i = pick(v, r, [](const Tensor& t) { return t.is_floating_point() && t.dim() >= 2 && t.numel() > 0; });
+                 if (i < 0) return {};
+                 const bool diag = r.coin();
+                 const int64_t off = r.below(2), size = 1 + r.below(2), step = 1 + r.below(2);
+                 return [i, diag, off, size, step](const Vals& x) {
+                   const Tensor& t = x[static_cast<size_t>(i)];
+                   return diag ? t.diagonal(off) + 0.5 : t.unfold(-1, std::min(size, t.size(-1)), step).sum({-1});
+                 };
+               }});
+  // Tensors made from C++ data inside the function (not ops: capture must not bind the
+  // capturing call's object), sometimes updated in place.
+  k.push_back({"cpp_data", [](const Vals& v, int, Rng& r) -> StepFn {
+                 int i = pick(v, r, [](const Tensor& t) { return t.dtype() == kFloat32 && t.dim() >= 1; });
+                 if (i < 0) return {};
+                 const int64_t n = v[static_cast<size_t>(i)].size(-1);
+                 std::vector<float> vals;
+                 for (int64_t e = 0; e < n; ++e) vals.push_back(static_cast<float>(r.below(7)) - 3.0f);
+                 const bool inplace = r.coin();
+                 return [i, vals, n, inplace](const Vals& x) {
+                   Tensor c = from_vector(vals, {n}, kFloat32);
+                   if (inplace) c.add_(x[static_cast<size_t>(i)].sum());
+                   return x[static_cast<size_t>(i)] * c;
+                 };
+               }});
+  // In-place ops whose result type is wider than self: computed wide, copied into self.
+  k.push_back({"inplace_promote", [](const Vals& v, int, Rng& r) -> StepFn {
+                 int i = pick(v, r, [](const Tensor& t) { return t.dtype() == kFloat32; });
+                 if (i < 0) return {};
+                 const int which = static_cast<int>(r.below(3));
+                 return [i, which](const Vals& x) {
+                   const Tensor& a = x[static_cast<size_t>(i)];
+                   if (which == 0) {
+                     Tensor h = a.to(kFloat16);
+                     h.add_(a);  // float16 += float32
+                     return h;
+                   }
+                   if (which == 1) {
+                     Tensor t = (a * 4.0).to(kInt64);
+                     t.lt_(a);  // int64 < float32: bool stored as int64
+                     return t;
+                   }
+                   Tensor t = a * 1.0;
+                   t.mul_(a.to(kFloat64));  // float32 *= float64
+                   return t;
+                 };
+               }});
+  // A division by a divisor computed from the data, whose result may be unused: the
+  // poisoned call (an input element set to 12345) makes the divisor zero, and the
+  // compiled call must raise as eager does (dead-code elimination must keep it).
+  k.push_back({"div_guard", [](const Vals& v, int num_inputs, Rng& r) -> StepFn {
+                 int i = pick(Vals(v.begin(), v.begin() + num_inputs), r, [](const Tensor& t) {
+                   return t.is_floating_point() && t.numel() > 0;
+                 });
+                 if (i < 0) return {};
+                 const bool use = r.coin(0.3);
+                 return [i, use](const Vals& x) {
+                   const Tensor& a = x[static_cast<size_t>(i)];
+                   Tensor d = ne(a, 12345.0).to(kInt64);
+                   Tensor q = full_like(d, 7).div(d, "trunc");
+                   return use ? a + q : a * 1.0;
+                 };
+               }});
   return k;
 }
 
@@ -279,7 +370,9 @@ struct Program {
   std::vector<StepFn> steps;
   std::vector<std::string> kinds;
   std::vector<int> outputs;
-  std::vector<Tensor> inputs;  // pristine; every run gets clones
+  std::vector<Tensor> inputs;  // pristine; every run gets copies (see relocate)
+  int same_as = -1;            // input num_inputs-1 is the same tensor as this input (-1: none)
+  std::vector<int> poison;     // inputs whose element 0 set to 12345 makes div_guard raise
 };
 
 Vals run_steps(const Program& p, const Vals& inputs) {
@@ -296,6 +389,39 @@ Vals clones(const Vals& v) {
   return c;
 }
 
+/// A copy of `t` with the same sizes and strides at storage offset `offset`, in a storage
+/// whose other elements are NaN junk with a payload (a read outside the tensor's own
+/// elements shows up as different bytes, unless eager reads the same junk).
+Tensor relocate(const Tensor& t, int64_t offset) {
+  int64_t extent = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) extent += (t.size(d) - 1) * t.stride(d);
+  if (t.numel() == 0) extent = 0;
+  Tensor store = empty_tensor({offset + extent + 3}, t.dtype());
+  if (t.dtype() == kFloat32) {
+    const uint32_t junk = 0x7fc0beefu;
+    for (int64_t e = 0; e < store.numel(); ++e) std::memcpy(static_cast<float*>(store.data_ptr()) + e, &junk, 4);
+  } else {
+    store.fill_(-7.0);
+  }
+  Tensor out = store.as_strided(t.sizes(), t.strides(), offset);
+  out.copy_(t);
+  return out;
+}
+
+/// Copies of a program's inputs, each at storage offset `offset` + its index (so calls
+/// with different offsets share sizes and strides), keeping "the same tensor twice".
+Vals placed(const Program& p, int64_t offset) {
+  Vals c;
+  for (size_t i = 0; i < p.inputs.size(); ++i) {
+    if (static_cast<int>(i) == p.num_inputs - 1 && p.same_as >= 0) {
+      c.push_back(c[static_cast<size_t>(p.same_as)]);
+      continue;
+    }
+    c.push_back(relocate(p.inputs[i], offset + static_cast<int64_t>(i)));
+  }
+  return c;
+}
+
 Tensor random_input(Rng& r) {
   int64_t dims = r.below(5);  // 0-d .. 4-d
   DimVector s;
@@ -307,6 +433,18 @@ Tensor random_input(Rng& r) {
   DType dt = r.coin(0.1) ? kFloat64 : kFloat32;
   Tensor t = randn(s, dt);
   if (dims >= 2 && r.coin(0.2)) t = t.transpose(0, 1);  // a non-contiguous input
+  if (dims >= 1 && r.coin(0.15)) t = t.slice(0, 0, t.size(0), 2);  // stepped
+  if (dt == kFloat32 && t.numel() >= 2 && r.coin(0.3)) {
+    // Signed zeros and NaNs with payloads: max/min, relu, pooling and copies must keep
+    // their bits exactly as eager's kernels do.
+    Tensor flat = t.contiguous();
+    const uint32_t bits[] = {0x80000000u, 0x7fc12345u, 0xffc00042u, 0x00000000u};
+    for (int e = 0; e < 2; ++e) {
+      const uint32_t b = bits[r.below(4)];
+      std::memcpy(static_cast<float*>(flat.data_ptr()) + r.below(flat.numel()), &b, 4);
+    }
+    t = t.is_contiguous() ? flat : flat.as_strided(t.sizes(), t.strides());
+  }
   return t;
 }
 
@@ -321,7 +459,12 @@ Program generate(uint64_t seed, const std::vector<OpKind>& kinds, std::map<std::
     p.inputs.push_back(randn({1 + r.below(2), 1 + r.below(3), 5 + r.below(4), 5 + r.below(4)}));
     ++p.num_inputs;
   }
-  Vals vals = clones(p.inputs);
+  if (r.coin(0.1)) {  // the same tensor passed twice
+    p.same_as = static_cast<int>(r.below(p.num_inputs));
+    p.inputs.push_back(p.inputs[static_cast<size_t>(p.same_as)]);
+    ++p.num_inputs;
+  }
+  Vals vals = placed(p, 0);
   const int want = 4 + static_cast<int>(r.below(11));
   for (int attempt = 0; attempt < 60 && static_cast<int>(p.steps.size()) < want; ++attempt) {
     const OpKind& k = kinds[static_cast<size_t>(r.below(static_cast<int64_t>(kinds.size())))];
@@ -342,6 +485,19 @@ Program generate(uint64_t seed, const std::vector<OpKind>& kinds, std::map<std::
     vals.push_back(out);
     p.steps.push_back(std::move(f));
     p.kinds.push_back(k.name);
+  }
+  // Inputs a div_guard step reads (found by poisoning each input in a trial run).
+  bool guarded = false;
+  for (const auto& n : p.kinds) guarded = guarded || n == "div_guard";
+  for (int i = 0; guarded && i < p.num_inputs; ++i) {
+    Vals trial = placed(p, 0);
+    if (!trial[static_cast<size_t>(i)].is_floating_point() || trial[static_cast<size_t>(i)].numel() == 0) continue;
+    trial[static_cast<size_t>(i)].as_strided({1}, {1}).fill_(12345.0);  // its first element
+    try {
+      run_steps(p, trial);
+    } catch (const Error&) {
+      p.poison.push_back(i);
+    }
   }
   for (const auto& n : p.kinds) ++used[n];
   const int n = static_cast<int>(vals.size());
@@ -379,6 +535,18 @@ int num_programs() {
   return env ? std::atoi(env) : 400;
 }
 
+double fuzz_seconds() {
+  const char* env = std::getenv("TANDEM_RANDOM_SECONDS");
+  return env ? std::atof(env) : 0.0;
+}
+
+uint64_t base_seed() {
+  if (const char* env = std::getenv("TANDEM_RANDOM_SEED")) return std::strtoull(env, nullptr, 10);
+  if (fuzz_seconds() > 0)
+    return static_cast<uint64_t>(std::chrono::system_clock::now().time_since_epoch().count()) % 1000000007ULL;
+  return 1000;  // the fixed slice ./run test runs
+}
+
 }  // namespace
 
 TEST(RandomPrograms, EagerAndCompiledAgreeBitwise) {
@@ -388,23 +556,28 @@ TEST(RandomPrograms, EagerAndCompiledAgreeBitwise) {
   std::map<std::string, int> used;
   std::set<std::string> graph_ops;
   const int n = num_programs();
+  const double seconds = fuzz_seconds();
+  const uint64_t first_seed = base_seed();
+  if (seconds > 0) std::cout << "[random programs] fuzzing for " << seconds << " s from seed " << first_seed << "\n";
   auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
   int compiled_programs = 0;
-  for (int k = 0; k < n; ++k) {
-    const uint64_t seed = 1000 + static_cast<uint64_t>(k);
+  for (int k = 0; seconds > 0 ? elapsed() < seconds : k < n; ++k) {
+    const uint64_t seed = first_seed + static_cast<uint64_t>(k);
     Program p = generate(seed, kinds, used);
     SCOPED_TRACE(describe(p, seed));
     const uint64_t run_seed = seed * 7919;
 
-    Vals eager_in = clones(p.inputs);
-    manual_seed(run_seed);
-    Vals eager = run_steps(p, eager_in);
-    // The RNG state after the eager call: the compiled calls must advance it the same way.
-    Tensor eager_next = rand({1});
-
     auto cf = compile([&p](const Vals& in) { return run_steps(p, in); });
-    for (int call = 0; call < 2; ++call) {  // 0: capture (runs eagerly), 1: the cached program
-      Vals in = clones(p.inputs);
+    for (int call = 0; call < 3; ++call) {  // 0: capture (runs eagerly), 1, 2: the cached program
+      // Call 1 sees the capture's offsets; call 2 the same sizes and strides at others.
+      const int64_t offset = call == 2 ? 5 : 0;
+      Vals eager_in = placed(p, offset);
+      manual_seed(run_seed);
+      Vals eager = run_steps(p, eager_in);
+      // The RNG state after the eager call: the compiled calls must advance it the same way.
+      Tensor eager_next = rand({1});
+      Vals in = placed(p, offset);
       manual_seed(run_seed);
       Vals got = (*cf)(in);
       Tensor next = rand({1});
@@ -412,6 +585,19 @@ TEST(RandomPrograms, EagerAndCompiledAgreeBitwise) {
       for (size_t o = 0; o < got.size(); ++o) {
         std::string d = differs(eager[o], got[o]);
         ASSERT_EQ(d, "") << "call " << call << ", output " << o;
+        // Aliasing: which input (object or storage) and which earlier output each output
+        // shares, exactly as eager.
+        for (size_t i = 0; i < in.size(); ++i) {
+          ASSERT_EQ(got[o].impl() == in[i].impl(), eager[o].impl() == eager_in[i].impl())
+              << "call " << call << ", output " << o << " is (or is not) input " << i;
+          ASSERT_EQ(got[o].storage().get() == in[i].storage().get(),
+                    eager[o].storage().get() == eager_in[i].storage().get())
+              << "call " << call << ", output " << o << " shares (or not) input " << i << "'s storage";
+        }
+        for (size_t j = 0; j < o; ++j)
+          ASSERT_EQ(got[o].storage().get() == got[j].storage().get(),
+                    eager[o].storage().get() == eager[j].storage().get())
+              << "call " << call << ", outputs " << j << " and " << o << " share (or not) storage";
       }
       for (size_t i = 0; i < in.size(); ++i) {
         std::string d = differs(eager_in[i], in[i]);
@@ -420,8 +606,30 @@ TEST(RandomPrograms, EagerAndCompiledAgreeBitwise) {
       ASSERT_EQ(differs(eager_next, next), "") << "call " << call << " left the generator in another state";
     }
     ASSERT_EQ(cf->captures(), 1);
-    ASSERT_EQ(cf->compiled_calls(), 1) << "the second call did not run the compiled program";
+    ASSERT_EQ(cf->compiled_calls(), 2) << "the later calls did not run the compiled program";
     ASSERT_TRUE(cf->warnings().empty()) << cf->warnings()[0];
+    // Poisoned inputs: the guarded division raises in eager mode; compiled must raise the
+    // same error type (not skip the unused division).
+    for (int i : p.poison) {
+      auto poisoned = [&] {
+        Vals in = placed(p, 2);
+        in[static_cast<size_t>(i)].as_strided({1}, {1}).fill_(12345.0);
+        return in;
+      };
+      std::string eager_error, compiled_error;
+      try {
+        run_steps(p, poisoned());
+      } catch (const Error& e) {
+        eager_error = typeid(e).name();
+      }
+      try {
+        (*cf)(poisoned());
+      } catch (const Error& e) {
+        compiled_error = typeid(e).name();
+      }
+      ASSERT_FALSE(eager_error.empty()) << "poisoning input " << i << " did not make eager raise";
+      ASSERT_EQ(compiled_error, eager_error) << "poisoned input " << i;
+    }
     ++compiled_programs;
     for (const auto& node : cf->last_executor()->graph().nodes()) graph_ops.insert(node.op->name);
   }

@@ -274,19 +274,22 @@ TEST(CompiledModule, UnregisteredTensorsAreBoundByReferenceWithANotice) {
   EXPECT_TRUE(contains(cm->function().warnings()[0], "not registered")) << cm->function().warnings()[0];
 }
 
-TEST(CompiledModule, GradRequiringCallsRunEagerlyAndBackpropagate) {
+TEST(CompiledModule, GradRequiringCallsCompileAndBackpropagate) {
   manual_seed(4);
   auto model = nn::models::fashion_mlp();
   auto cm = compile(model);
   Tensor x = randn({2, 784});
-  Tensor out = (*cm)(x);  // grad mode on, parameters require grad: eager (issue 7 compiles it)
-  EXPECT_TRUE(out.requires_grad());
-  out.sum().backward();
-  EXPECT_TRUE(model->parameters()[0].grad().defined());
-  EXPECT_EQ(cm->function().captures(), 0);
-  ASSERT_EQ(cm->function().warnings().size(), 1u);
-  EXPECT_TRUE(contains(cm->function().warnings()[0], "NoGradGuard"));
-  EXPECT_TRUE(contains(cm->memory_summary(), "no compiled program yet"));
+  for (int call = 0; call < 2; ++call) {
+    model->zero_grad();
+    Tensor out = (*cm)(x);  // grad mode on, parameters require grad: forward + backward programs
+    EXPECT_TRUE(out.requires_grad());
+    out.sum().backward();
+    EXPECT_TRUE(model->parameters()[0].grad().defined());
+  }
+  EXPECT_EQ(cm->function().captures(), 1);
+  EXPECT_EQ(cm->function().compiled_calls(), 1);
+  EXPECT_TRUE(cm->function().warnings().empty());
+  EXPECT_NE(cm->function().last_training_program(), nullptr);
 }
 
 TEST(CompiledModule, BatchNormTrainingUpdatesRunningStatsLikeEager) {

@@ -1,0 +1,214 @@
+// Compiled training (issue 12): a compiled call that needs gradients runs a forward
+// program and puts one node on the eager tape whose backward runs the backward program
+// (graph autodiff by the same backward rules eager mode uses). Gradients, parameters and
+// losses must equal eager's bitwise; compiled and eager code mix in one backward().
+#include <gtest/gtest.h>
+
+#include "support/bitwise.h"
+#include "tandem/tandem.h"
+
+using namespace tandem;
+using tandem_test::bitwise_equal;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+std::vector<Tensor> mlp_fn(const std::vector<Tensor>& in) {
+  // in: x, w1, b1, w2
+  Tensor h = relu(linear(in[0], in[1], in[2]));
+  return {tanh(matmul(h, in[3])).sum({1}), h.mean()};
+}
+
+std::vector<Tensor> leaves(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : ts) out.push_back(t.detach().clone().requires_grad_(t.requires_grad()));
+  return out;
+}
+
+std::vector<Tensor> make_mlp_inputs() {
+  manual_seed(11);
+  return {randn({5, 4}), randn({6, 4}).requires_grad_(), randn({6}).requires_grad_(), randn({6, 3}).requires_grad_()};
+}
+
+}  // namespace
+
+TEST(CompileTraining, GradientsEqualEagerBitwiseAndTheProgramIsReused) {
+  auto cf = compile(mlp_fn);
+  for (int call = 0; call < 3; ++call) {
+    auto e = leaves(make_mlp_inputs());
+    auto c = leaves(make_mlp_inputs());
+    auto eo = mlp_fn(e);
+    auto co = (*cf)(c);
+    ASSERT_EQ(co.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_TRUE(bitwise_equal(eo[k], co[k])) << "call " << call << " output " << k;
+      EXPECT_TRUE(co[k].requires_grad());
+    }
+    (eo[0].sum() + eo[1] * 3.0).backward();
+    (co[0].sum() + co[1] * 3.0).backward();
+    for (size_t i = 1; i < 4; ++i)
+      EXPECT_TRUE(bitwise_equal(e[i].grad(), c[i].grad())) << "call " << call << " grad of input " << i;
+    EXPECT_FALSE(c[0].grad().defined());
+  }
+  EXPECT_EQ(cf->captures(), 1);
+  EXPECT_EQ(cf->compiled_calls(), 2);
+  ASSERT_NE(cf->last_training_program(), nullptr);
+  const std::string text = cf->last_training_program()->to_text();
+  EXPECT_TRUE(contains(text, "backward program")) << text;
+  EXPECT_GT(cf->last_training_program()->saved_bytes, 0);
+}
+
+TEST(CompileTraining, ParametersReadByReferenceGetGradientsAndAccumulate) {
+  manual_seed(2);
+  auto lin = std::make_shared<nn::Linear>(4, 3);
+  auto lin2 = std::make_shared<nn::Linear>(4, 3);
+  lin2->load_state_dict(lin->state_dict());
+  auto cf = compile([lin](const std::vector<Tensor>& in) { return std::vector<Tensor>{(*lin)(in[0]).relu()}; });
+  for (int step = 0; step < 3; ++step) {  // .grad accumulates across calls
+    Tensor x = randn({2, 4});
+    (*cf)({x})[0].sum().backward();
+    (*lin2)(x).relu().sum().backward();
+    EXPECT_TRUE(bitwise_equal(lin->weight.grad(), lin2->weight.grad())) << "step " << step;
+    EXPECT_TRUE(bitwise_equal(lin->bias.grad(), lin2->bias.grad())) << "step " << step;
+  }
+  EXPECT_EQ(cf->compiled_calls(), 2);
+}
+
+TEST(CompileTraining, MixesWithEagerOpsAndCompiledModulesCalledTwice) {
+  manual_seed(5);
+  auto make = [] {
+    manual_seed(5);
+    return std::make_shared<nn::Linear>(3, 3);
+  };
+  auto m_eager = make(), m_comp = make();
+  auto cm = compile(m_comp);
+  for (int step = 0; step < 3; ++step) {
+    Tensor xe = randn({4, 3}).requires_grad_();
+    Tensor xc = xe.detach().clone().requires_grad_();
+    // eager op, module twice, eager op after: one backward over all of it
+    Tensor ye = (*m_eager)((*m_eager)(xe * 2.0).sigmoid()).sum();
+    Tensor yc = (*cm)((*cm)(xc * 2.0).sigmoid()).sum();
+    EXPECT_TRUE(bitwise_equal(ye, yc));
+    ye.backward();
+    yc.backward();
+    EXPECT_TRUE(bitwise_equal(xe.grad(), xc.grad()));
+    EXPECT_TRUE(bitwise_equal(m_eager->weight.grad(), m_comp->weight.grad()));
+  }
+  EXPECT_GE(cm->function().compiled_calls(), 4);
+}
+
+TEST(CompileTraining, AutogradGradRetainGraphAndHooks) {
+  auto cf = compile(mlp_fn);
+  auto c = leaves(make_mlp_inputs());
+  auto e = leaves(make_mlp_inputs());
+  (*cf)(leaves(make_mlp_inputs()));  // capture
+  int hook_calls = 0;
+  autograd::register_hook(c[1], [&](const Tensor& g) {
+    ++hook_calls;
+    return g * 2.0;
+  });
+  autograd::register_hook(e[1], [](const Tensor& g) { return g * 2.0; });
+  auto co = (*cf)(c);
+  auto eo = mlp_fn(e);
+  Tensor seen_output_grad;
+  autograd::register_hook(co[0], [&](const Tensor& g) {
+    seen_output_grad = g;
+    return Tensor();
+  });
+  auto cg = autograd::grad({co[0].sum()}, {c[1], c[3]}, {}, /*retain_graph=*/true);
+  auto eg = autograd::grad({eo[0].sum()}, {e[1], e[3]}, {}, /*retain_graph=*/true);
+  EXPECT_TRUE(bitwise_equal(cg[0], eg[0]));
+  EXPECT_TRUE(bitwise_equal(cg[1], eg[1]));
+  EXPECT_TRUE(seen_output_grad.defined());
+  // retain_graph kept the saved values: a second backward works, then they are freed.
+  co[0].sum().backward();
+  eo[0].sum().backward();
+  EXPECT_TRUE(bitwise_equal(c[1].grad(), e[1].grad()));
+  EXPECT_EQ(hook_calls, 2);  // once in grad(), once in backward(): hooks run before the capture
+  EXPECT_THROW(co[0].sum().backward(), RuntimeError);
+}
+
+TEST(CompileTraining, DoubleBackwardRaisesAClearError) {
+  auto cf = compile([](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0] * in[0]).sum()}; });
+  Tensor x = randn({3}).requires_grad_();
+  (*cf)({x});
+  Tensor y = (*cf)({x})[0];
+  try {
+    autograd::grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true);
+    FAIL() << "expected NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    EXPECT_TRUE(contains(e.what(), "double backward")) << e.what();
+  }
+}
+
+TEST(CompileTraining, ASavedInputModifiedBeforeBackwardRaisesAsInEager) {
+  auto fn = [](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0] * in[1]).sum()}; };
+  auto cf = compile(fn);
+  Tensor w = randn({3}).requires_grad_();
+  (*cf)({randn({3}), w});
+  Tensor x = randn({3});
+  Tensor y = (*cf)({x, w})[0];
+  x.add_(1.0);  // x was saved for w's gradient
+  EXPECT_THROW(y.backward(), RuntimeError);
+  Tensor x2 = randn({3});
+  Tensor y2 = fn({x2, w})[0];
+  x2.add_(1.0);
+  EXPECT_THROW(y2.backward(), RuntimeError);
+}
+
+TEST(CompileTraining, GradcheckThroughCompile) {
+  auto cf = compile([](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{(in[0].exp() * in[1]).sum({1}).tanh(), softmax(in[0].matmul(in[1].t()), 1)};
+  });
+  manual_seed(9);
+  Tensor a = randn({3, 4}, kFloat64).requires_grad_(), b = randn({3, 4}, kFloat64).requires_grad_();
+  EXPECT_TRUE(autograd::gradcheck([&](const std::vector<Tensor>& in) { return (*cf)(in); }, {a, b}));
+  EXPECT_GE(cf->compiled_calls(), 1);
+}
+
+namespace {
+// 20 training steps of a reference model, eager or with the model compiled (forward and
+// backward programs); loss and optimizer eager. Returns the losses.
+std::vector<Tensor> train_steps(bool compiled, bool cnn, std::shared_ptr<nn::Sequential>& model) {
+  manual_seed(21);
+  model = cnn ? nn::models::fashion_cnn() : nn::models::fashion_mlp();
+  std::unique_ptr<optim::Optimizer> opt;
+  if (cnn) opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
+  else opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  auto cm = compile(std::static_pointer_cast<nn::Module>(model));
+  std::vector<Tensor> losses;
+  manual_seed(99);
+  for (int step = 0; step < 20; ++step) {
+    Tensor x = cnn ? randn({8, 1, 28, 28}) : randn({8, 784});
+    Tensor y = randint(0, 10, {8});
+    opt->zero_grad();
+    Tensor logits = compiled ? (*cm)(x) : (*model)(x);
+    Tensor loss = cross_entropy(logits, y);
+    loss.backward();
+    opt->step();
+    losses.push_back(loss.detach());
+  }
+  if (compiled) {
+    EXPECT_EQ(cm->function().captures(), 1);
+    EXPECT_EQ(cm->function().compiled_calls(), 19);
+  }
+  return losses;
+}
+}  // namespace
+
+TEST(CompileTraining, ReferenceModelsTrainBitwiseEqualToEager) {
+  for (bool cnn : {false, true}) {
+    SCOPED_TRACE(cnn ? "cnn + Adam" : "mlp + SGD momentum");
+    std::shared_ptr<nn::Sequential> me, mc;
+    auto le = train_steps(false, cnn, me);
+    auto lc = train_steps(true, cnn, mc);
+    for (size_t s = 0; s < le.size(); ++s) EXPECT_TRUE(bitwise_equal(le[s], lc[s])) << "loss of step " << s;
+    auto pe = me->named_parameters(), pc = mc->named_parameters();
+    ASSERT_EQ(pe.size(), pc.size());
+    for (size_t i = 0; i < pe.size(); ++i) {
+      EXPECT_TRUE(bitwise_equal(pe[i].second, pc[i].second)) << pe[i].first;
+      EXPECT_TRUE(bitwise_equal(pe[i].second.grad(), pc[i].second.grad())) << pe[i].first << " grad";
+    }
+  }
+}
