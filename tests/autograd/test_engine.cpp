@@ -126,6 +126,27 @@ TEST(Autograd, HooksReplaceGradient) {
   EXPECT_EQ(vals(x.grad()), (std::vector<double>{2, 2}));
 }
 
+TEST(Autograd, LeafHooksRegisteredBeforeTheGraphRunAndCanBeRemoved) {
+  // A leaf's AccumulateGrad node is held only weakly by the leaf: hooks registered
+  // before any graph uses the leaf must survive the node (PyTorch keeps them on the tensor).
+  Tensor x = tensor({1.0, 2.0}).requires_grad_();
+  int calls = 0;
+  auto h = x.register_hook([&](const Tensor& g) {
+    ++calls;
+    return g * 3.0;
+  });
+  (x * 2.0).sum().backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{6, 6}));
+  auto g = autograd::grad({(x * 1.0).sum()}, {x});
+  EXPECT_EQ(vals(g[0]), (std::vector<double>{3, 3}));
+  EXPECT_EQ(calls, 2);
+  h.remove();
+  x.set_grad(Tensor());
+  (x * 2.0).sum().backward();
+  EXPECT_EQ(vals(x.grad()), (std::vector<double>{2, 2}));
+  EXPECT_EQ(calls, 2);
+}
+
 TEST(Autograd, RetainGradAndPostAccumulateHook) {
   Tensor x = tensor({1.0, 2.0}).requires_grad_();
   int calls = 0;

@@ -74,7 +74,10 @@ TEST(CompileCorrectness, AsStridedWithoutOffsetFollowsTheInputsOffset) {
   Tensor base = arange(12, kFloat32);
   int offset = 0;
   // Same sizes and strides each call, another storage offset.
-  expect_same(cf, fn, [&] { return std::vector<Tensor>{base.slice(0, offset++, offset + 6)}; }, 4);
+  expect_same(cf, fn, [&] {
+        const int start = offset++;
+        return std::vector<Tensor>{base.slice(0, start, start + 6)};
+      }, 4);
   EXPECT_GE(cf->compiled_calls(), 3);
 }
 
@@ -84,7 +87,10 @@ TEST(CompileCorrectness, AsStridedWithAnAbsoluteOffsetCountsFromTheStorage) {
   NoGradGuard ng;
   Tensor base = arange(12, kFloat32);
   int offset = 0;
-  expect_same(cf, fn, [&] { return std::vector<Tensor>{base.slice(0, offset++, offset + 6)}; }, 3);
+  expect_same(cf, fn, [&] {
+        const int start = offset++;
+        return std::vector<Tensor>{base.slice(0, start, start + 6)};
+      }, 3);
 }
 
 TEST(CompileCorrectness, AsStridedBoundsAreCheckedOnEveryCall) {
@@ -439,7 +445,8 @@ TEST(CompileCorrectness, CheckerComparesEveryNodeAndNamesTheFirstDifference) {
   k = 3.0;
   auto stale = cf->check_last({x});
   EXPECT_FALSE(stale.equal);
-  EXPECT_TRUE(contains(stale.first_difference, "(mul)")) << stale.first_difference;
+  // (the node may be mul_ after in-place reuse: the name of the program's own node)
+  EXPECT_TRUE(contains(stale.first_difference, "(mul")) << stale.first_difference;
 }
 
 TEST(CompileCorrectness, CheckerCoversTheBackwardOfTrainingCalls) {

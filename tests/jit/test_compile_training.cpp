@@ -26,8 +26,8 @@ std::vector<Tensor> leaves(const std::vector<Tensor>& ts) {
   return out;
 }
 
-std::vector<Tensor> make_mlp_inputs() {
-  manual_seed(11);
+std::vector<Tensor> make_mlp_inputs(uint64_t seed = 11) {
+  manual_seed(seed);
   return {randn({5, 4}), randn({6, 4}).requires_grad_(), randn({6}).requires_grad_(), randn({6, 3}).requires_grad_()};
 }
 
@@ -36,8 +36,9 @@ std::vector<Tensor> make_mlp_inputs() {
 TEST(CompileTraining, GradientsEqualEagerBitwiseAndTheProgramIsReused) {
   auto cf = compile(mlp_fn);
   for (int call = 0; call < 3; ++call) {
-    auto e = leaves(make_mlp_inputs());
-    auto c = leaves(make_mlp_inputs());
+    // other values on every call: a saved value bound to the capture's tensor would show
+    auto e = leaves(make_mlp_inputs(11 + static_cast<uint64_t>(call)));
+    auto c = leaves(make_mlp_inputs(11 + static_cast<uint64_t>(call)));
     auto eo = mlp_fn(e);
     auto co = (*cf)(c);
     ASSERT_EQ(co.size(), 2u);

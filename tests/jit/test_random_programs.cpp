@@ -383,12 +383,6 @@ Vals run_steps(const Program& p, const Vals& inputs) {
   return out;
 }
 
-Vals clones(const Vals& v) {
-  Vals c;
-  for (const Tensor& t : v) c.push_back(t.clone());
-  return c;
-}
-
 /// A copy of `t` with the same sizes and strides at storage offset `offset`, in a storage
 /// whose other elements are NaN junk with a payload (a read outside the tensor's own
 /// elements shows up as different bytes, unless eager reads the same junk).
@@ -443,7 +437,8 @@ Tensor random_input(Rng& r) {
       const uint32_t b = bits[r.below(4)];
       std::memcpy(static_cast<float*>(flat.data_ptr()) + r.below(flat.numel()), &b, 4);
     }
-    t = t.is_contiguous() ? flat : flat.as_strided(t.sizes(), t.strides());
+    if (t.is_contiguous()) t = flat;
+    else t.copy_(flat);  // keeps t's layout (a float copy keeps the bits)
   }
   return t;
 }

@@ -282,8 +282,12 @@ void RemovableHandle::remove() {
       for (auto it = hs.begin(); it != hs.end(); ++it)
         if (it->first == id_) { hs.erase(it); break; }
     }
-  } else if (auto n = node_.lock()) {
-    n->remove_pre_hook(id_);
+  } else if (auto hs = hooks_.lock()) {
+    for (auto it = hs->begin(); it != hs->end(); ++it)
+      if (it->id == id_) {
+        hs->erase(it);
+        break;
+      }
   }
   id_ = -1;
   leaf_ = Tensor();
@@ -294,7 +298,8 @@ RemovableHandle register_hook(const Tensor& t, std::function<Tensor(const Tensor
                "cannot register a hook on a tensor that doesn't require gradient");
   Edge e = gradient_edge(t);
   int64_t id = e.node->add_pre_hook(e.input_nr, std::move(hook));
-  return RemovableHandle(e.node, id);
+  if (dynamic_cast<AccumulateGrad*>(e.node.get())) get_meta(t)->leaf_hooks = e.node->pre_hook_list();
+  return RemovableHandle(e.node->pre_hook_list(), id);
 }
 
 RemovableHandle register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(Tensor&)> hook) {

@@ -70,12 +70,12 @@ class InferenceMode {
 class RemovableHandle {
  public:
   RemovableHandle() = default;
-  RemovableHandle(std::weak_ptr<Node> node, int64_t id) : node_(std::move(node)), id_(id) {}
+  RemovableHandle(std::weak_ptr<Node::PreHookList> hooks, int64_t id) : hooks_(std::move(hooks)), id_(id) {}
   RemovableHandle(const Tensor& leaf, int64_t id, bool post_acc) : leaf_(leaf), id_(id), post_acc_(post_acc) {}
   void remove();
 
  private:
-  std::weak_ptr<Node> node_;
+  std::weak_ptr<Node::PreHookList> hooks_;
   Tensor leaf_;
   int64_t id_ = -1;
   bool post_acc_ = false;

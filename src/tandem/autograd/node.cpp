@@ -35,16 +35,22 @@ Node::Node() : sequence_nr_(next_sequence_nr()) {
   if (is_anomaly_enabled()) creation_context = current_anomaly_context();
 }
 
+const std::shared_ptr<Node::PreHookList>& Node::pre_hook_list() {
+  if (!pre_hooks_) pre_hooks_ = std::make_shared<PreHookList>();
+  return pre_hooks_;
+}
+
 int64_t Node::add_pre_hook(uint32_t slot, GradHook hook) {
   int64_t id = g_hook_id.fetch_add(1);
-  pre_hooks_.push_back({id, slot, std::move(hook)});
+  pre_hook_list()->push_back({id, slot, std::move(hook)});
   return id;
 }
 
 bool Node::remove_pre_hook(int64_t id) {
-  for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it) {
+  if (!pre_hooks_) return false;
+  for (auto it = pre_hooks_->begin(); it != pre_hooks_->end(); ++it) {
     if (it->id == id) {
-      pre_hooks_.erase(it);
+      pre_hooks_->erase(it);
       return true;
     }
   }
@@ -52,7 +58,8 @@ bool Node::remove_pre_hook(int64_t id) {
 }
 
 Tensor Node::run_pre_hooks(uint32_t slot, Tensor g) const {
-  for (const auto& h : pre_hooks_) {
+  if (!pre_hooks_) return g;
+  for (const auto& h : *pre_hooks_) {
     if (h.slot != slot) continue;
     Tensor r = h.fn(g);
     if (r.defined()) g = std::move(r);
@@ -190,6 +197,7 @@ Edge gradient_edge(const Tensor& t) {
   auto acc = m.grad_accumulator.lock();
   if (!acc) {
     acc = make_node<AccumulateGrad>(t);
+    if (m.leaf_hooks) acc->set_pre_hook_list(m.leaf_hooks);
     m.grad_accumulator = acc;
   }
   return {acc, 0};

@@ -61,7 +61,18 @@ class Node : public std::enable_shared_from_this<Node> {
   bool remove_pre_hook(int64_t id);
   /// Runs the pre-hooks of `slot` on g (in registration order).
   Tensor run_pre_hooks(uint32_t slot, Tensor g) const;
-  bool has_pre_hooks() const { return !pre_hooks_.empty(); }
+  bool has_pre_hooks() const { return pre_hooks_ && !pre_hooks_->empty(); }
+  struct PreHook {
+    int64_t id;
+    uint32_t slot;
+    GradHook fn;
+  };
+  using PreHookList = std::vector<PreHook>;
+  /// The node's hook list (made on first use). A leaf's AutogradMeta shares it, so hooks
+  /// registered on a leaf outlive its AccumulateGrad node (held only weakly by the leaf)
+  /// and come back with the next one, as PyTorch keeps a leaf's hooks on the tensor.
+  const std::shared_ptr<PreHookList>& pre_hook_list();
+  void set_pre_hook_list(std::shared_ptr<PreHookList> list) { pre_hooks_ = std::move(list); }
   /// Anomaly mode: where the forward op was created.
   std::string creation_context;
 
@@ -70,12 +81,7 @@ class Node : public std::enable_shared_from_this<Node> {
   uint32_t num_inputs_ = 1;
 
  private:
-  struct PreHook {
-    int64_t id;
-    uint32_t slot;
-    GradHook fn;
-  };
-  std::vector<PreHook> pre_hooks_;
+  std::shared_ptr<PreHookList> pre_hooks_;
   uint64_t sequence_nr_;
 };
 
@@ -146,6 +152,8 @@ struct AutogradMeta : AutogradMetaBase {
   std::shared_ptr<Node> grad_fn;       ///< producing node (non-leaf)
   uint32_t output_nr = 0;              ///< which output of grad_fn this tensor is
   std::weak_ptr<Node> grad_accumulator;  ///< AccumulateGrad node of a leaf
+  /// Tensor hooks of a leaf (shared with its AccumulateGrad node while one exists).
+  std::shared_ptr<Node::PreHookList> leaf_hooks;
   bool retains_grad = false;
   int64_t retain_hook_id = -1;
   /// Post-accumulate-grad hooks of a leaf (run after .grad is updated).

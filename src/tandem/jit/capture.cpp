@@ -29,6 +29,14 @@ class Tracer : public DispatchObserver {
     if (!t.defined()) return -1;
     auto it = value_of_.find(t.impl());
     if (it != value_of_.end()) return it->second;
+    // Another handle on a value already traced (autograd saves an op's outputs as aliases
+    // without history and unpacks them as new tensors): the latest value with the same
+    // storage and geometry is it. Lifting it instead would bind the capture's tensor.
+    if (int v = same_geometry_value(t); v >= 0) {
+      value_of_[t.impl()] = v;
+      keep_.push_back(t);
+      return v;
+    }
     // A C++ number wrapped as a tensor inside fn is fixed at capture (trace semantics).
     if (t.impl()->is_wrapped_number()) {
       // Copy without dispatching (a dispatch here would be recorded) and without noting a
@@ -62,6 +70,18 @@ class Tracer : public DispatchObserver {
     lifted_.push_back(t);
     bind_input(t, id);
     return id;
+  }
+
+  // The latest traced value whose tensor shares t's storage, offset, sizes, strides and
+  // dtype, or -1. Linear in the values, but only reached for tensors not yet seen.
+  int same_geometry_value(const Tensor& t) const {
+    for (size_t v = values_.size(); v-- > 0;) {
+      const Tensor& u = values_[v];
+      if (u.defined() && u.storage().get() == t.storage().get() && u.storage_offset() == t.storage_offset() &&
+          u.dtype() == t.dtype() && u.sizes().equals(t.sizes()) && u.strides().equals(t.strides()))
+        return static_cast<int>(v);
+    }
+    return -1;
   }
 
   // Tensors made from C++ data are snapshotted before the op runs: an in-place op would

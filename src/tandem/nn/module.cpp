@@ -386,8 +386,11 @@ uint64_t Module::state_version() const {
   auto visit = [&](const Module& m, auto&& self) -> void {
     m.sync_slots();
     mix(m.training_ ? 1 : 2);
-    for (const auto& [n, t] : m.params_) mix(reinterpret_cast<uintptr_t>(t.defined() ? t.impl() : nullptr));
-    for (const auto& [n, t] : m.buffers_) mix(reinterpret_cast<uintptr_t>(t.defined() ? t.impl() : nullptr));
+    // An undefined slot is not a parameter (as in parameters()): it leaves no trace.
+    for (const auto& [n, t] : m.params_)
+      if (t.defined()) mix(reinterpret_cast<uintptr_t>(t.impl()));
+    for (const auto& [n, t] : m.buffers_)
+      if (t.defined()) mix(reinterpret_cast<uintptr_t>(t.impl()));
     mix(m.children_.size());
     for (const auto& [n, c] : m.children_) self(*c, self);
   };
