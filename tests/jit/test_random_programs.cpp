@@ -635,9 +635,12 @@ TEST(RandomPrograms, EagerAndCompiledAgreeBitwise) {
             << "\n[random programs] " << graph_ops.size() << " distinct ops in the compiled graphs:";
   for (const auto& o : graph_ops) std::cout << " " << o;
   std::cout << "\n";
-  // Every kind was drawn, and the graphs cover well over 25 distinct ops.
-  EXPECT_EQ(used.size(), kinds.size());
-  EXPECT_GE(graph_ops.size(), 30u);
+  // Every kind was drawn, and the graphs cover well over 25 distinct ops (not asserted
+  // when replaying a few seeds: TANDEM_RANDOM_PROGRAMS=1 TANDEM_RANDOM_SEED=S).
+  if (compiled_programs >= 200) {
+    EXPECT_EQ(used.size(), kinds.size());
+    EXPECT_GE(graph_ops.size(), 30u);
+  }
 }
 
 // Compiled training on the same random programs: the inputs require grad (each enters the

@@ -151,6 +151,13 @@ bool constant_folding(ir::Graph& g) {
 bool noop_removal(ir::Graph& g) {
   auto mutated = mutated_roots(g);
   bool changed = false;
+  // Storage roots that an as_strided reads: its offset counts from the storage, so
+  // replacing a fresh buffer there (a copy, x * 1) by its input would move the view onto
+  // the input's storage and its offset (found by the randomized test).
+  std::vector<bool> strided_root(g.values().size(), false);
+  for (const auto& n : g.nodes())
+    if (!n.dead && n.op->name == "as_strided" && !n.inputs.empty() && n.inputs[0] >= 0)
+      strided_root[static_cast<size_t>(g.storage_root(n.inputs[0]))] = true;
   for (auto& n : g.mutable_nodes()) {
     if (n.dead || n.outputs.size() != 1 || n.inputs.empty() || n.inputs[0] < 0) continue;
     const int in = n.inputs[0], out = n.outputs[0];
@@ -172,7 +179,8 @@ bool noop_removal(ir::Graph& g) {
         remove = !is_output && same_meta && vi.meta.strides == vo.meta.strides && start == 0;
       }
     } else if (!has_writes(n) && same_meta && vi.meta.strides == vo.meta.strides && !is_output &&
-               !is_mutated(g, mutated, in) && !is_mutated(g, mutated, out)) {
+               !is_mutated(g, mutated, in) && !is_mutated(g, mutated, out) &&
+               !strided_root[static_cast<size_t>(g.storage_root(out))]) {
       if (n.op->name == "_to_copy" || n.op->name == "clone") {
         remove = true;
       } else if (n.inputs.size() == 2) {
