@@ -411,11 +411,15 @@ std::vector<Prediction> run_predict(const PredictConfig& c, std::ostream& out) {
     targets = b.target.to(kInt64).contiguous();
     for (int64_t i : c.indices) sources.push_back(c.split + "[" + std::to_string(i) + "]");
   }
-  Tensor probs;
+  // In batches of 1000, as evaluation: a whole data set file through the CNN at once would
+  // need gigabytes of activations.
+  std::vector<Tensor> parts;
   {
     InferenceMode guard;
-    probs = softmax(l.forward(x), 1).to(kFloat64).contiguous();
+    for (int64_t s = 0; s < x.size(0); s += 1000)
+      parts.push_back(softmax(l.forward(x.slice(0, s, std::min(x.size(0), s + 1000))), 1).to(kFloat64));
   }
+  const Tensor probs = cat(parts, 0).contiguous();
   const int64_t n = probs.size(0), k = probs.size(1);
   const double* p = probs.data_ptr<double>();
   std::vector<Prediction> result;

@@ -198,8 +198,14 @@ TEST(Predict, IndexAndIdxFileAgreeAndModesPrintTheSame) {
     EXPECT_NEAR(pf[i].probability, p[i].probability, 1e-5);
     EXPECT_EQ(pf[i].target, -1);
   }
+  // The data set's own gzip'd file (10000 images, predicted in batches of 1000).
+  f.images = std::string(data::datasets::FashionMNIST::kDefaultRoot) + "/t10k-images-idx3-ubyte.gz";
+  auto all = tools::run_predict(f, file_out);
+  ASSERT_EQ(all.size(), 10000u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(all[static_cast<size_t>(idx[i])].predicted, p[i].predicted) << i;
   // One image [28, 28] is accepted too.
   write_idx(file, {28, 28}, bytes.substr(0, 784));
+  f.images = file;
   EXPECT_EQ(tools::run_predict(f, file_out).size(), 1u);
 }
 
