@@ -290,4 +290,13 @@ TEST(Cli, VersionHelpAndUnknownArguments) {
   EXPECT_NE(out.find("predict"), std::string::npos) << out;
 }
 
+TEST(Cli, DivergingTrainingExitsWithStatus1AndSaysWhy) {
+  REQUIRE_DATA();
+  const std::string dir = scratch().file("cli-diverge");
+  auto [rc, out] = cli("train --lr 1e6 --epochs 2 --train-limit 512 --test-limit 100 --progress none --out " + dir);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("tandem train: stopped: the training loss is "), std::string::npos) << out;
+  EXPECT_NE(out.find("summary: no epoch completed"), std::string::npos) << out;
+}
+
 }  // namespace
