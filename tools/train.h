@@ -46,7 +46,8 @@ struct TrainConfig {
   double lr_max = 0;                      ///< onecycle: peak lr (0: --lr)
   double lr_pct_start = 0.3;              ///< onecycle: fraction of the steps spent rising
   std::string on_nonfinite = "stop";      ///< stop | warn: what a nan/inf loss does
-  std::set<std::string> given;            ///< flags given on the command line, without "--"
+  std::set<std::string> given;            ///< flags given on the command line, without "--"; with
+                                          ///< --resume, the other settings come from the checkpoint
 };
 
 /// Metrics of one finished epoch (a row of metrics.csv).
@@ -84,12 +85,17 @@ TrainConfig parse_train_args(const std::vector<std::string>& args);
 /// new numbered directory under runs/ (see new_run_dir) and prints it first. Writes
 /// metrics.csv and curves.svg atomically after every epoch, and ends with a one-line
 /// summary (final and best test accuracy, wall time). A non-finite loss stops the run
-/// (result.stopped says why) unless config.on_nonfinite is "warn". Checkpoints after every epoch
-/// (atomically: an interrupted run leaves the last completed one intact); with
-/// config.resume, continues from the checkpoint, giving the same numbers as a run that
-/// was never interrupted. Raises RuntimeError for missing data (naming the directory and
-/// the Debian package), a missing checkpoint on --resume, or a checkpoint made with other
-/// settings (naming the setting); the reader's errors for corrupt files.
+/// (result.stopped says why, nothing of the diverged epoch is saved) unless
+/// config.on_nonfinite is "warn". Checkpoints after every epoch (atomically: an
+/// interrupted run leaves the last completed one intact); with config.resume, continues
+/// from the checkpoint (config.checkpoint, else OUT/checkpoint.safetensors), taking every
+/// setting not in config.given from it (and --epochs from its planned total), giving the
+/// same numbers as a run that was never interrupted; a checkpoint already at --epochs is
+/// evaluated instead (result.evaluated_only). Raises RuntimeError for missing data (naming
+/// the directory and the Debian package), an unusable --out or --checkpoint (before any
+/// training), a missing checkpoint on --resume, or a checkpoint whose setting differs from
+/// one given (naming the setting); ValueError for schedule flags that do not fit; the
+/// reader's errors for corrupt files.
 TrainResult run_training(const TrainConfig& config, std::ostream& out);
 
 /// Creates and returns a new numbered run directory under `root` ("runs/1", "runs/2", ...:
