@@ -368,7 +368,7 @@ PredictConfig parse_predict_args(const std::vector<std::string>& args) {
                  std::string item;
                  std::istringstream is(v);
                  while (std::getline(is, item, ',')) c.indices.push_back(int_flag(cmd, f, item, 0));
-                 if (c.indices.empty() || v.back() == ',')
+                 if (v.empty() || c.indices.empty() || v.back() == ',')
                    throw ValueError("[tandem predict] --index got \"" + v.substr(0, 60) +
                                     "\", expected comma-separated indices like 0,5,7");
                } else if (f == "--split") c.split = one_of(cmd, f, v, {"test", "train"});

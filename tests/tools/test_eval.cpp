@@ -224,6 +224,7 @@ TEST(Predict, BadInputsAreRefusedByName) {
   EXPECT_NE(parse_error({"--checkpoint", "x", "--index", "1,a"}).find("--index got \"a\""), std::string::npos);
   EXPECT_NE(parse_error({"--checkpoint", "x", "--index", "-1"}).find("--index got \"-1\""), std::string::npos);
   EXPECT_NE(parse_error({"--checkpoint", "x", "--index", "1,"}).find("comma-separated"), std::string::npos);
+  EXPECT_NE(parse_error({"--checkpoint", "x", "--index", "1", "--index", ""}).find("comma-separated"), std::string::npos);
   EXPECT_NE(parse_error({"--index", "1"}).find("--checkpoint PATH is required"), std::string::npos);
   EXPECT_NE(parse_error({"--checkpoint", "x", "--index", "1", "-v"}).find("unknown argument \"-v\""), std::string::npos);
   REQUIRE_DATA();
