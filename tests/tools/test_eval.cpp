@@ -97,6 +97,29 @@ TEST(Eval, MatchesTrainingsEvaluationAndCompiledPrintsTheSame) {
   EXPECT_EQ(e.confusion, ec.confusion);
 }
 
+// The CNN's compiled programs fuse conv + ReLU + pool: still the same numbers, printed.
+TEST(Eval, CnnCompiledPrintsTheSameAsEager) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  auto r = tools::run_training(
+      tools::parse_train_args({"--model", "cnn", "--optimizer", "adam", "--epochs", "1", "--train-limit", "256",
+                               "--test-limit", "100", "--progress", "none", "--out", scratch().file("cnn")}),
+      log);
+  tools::EvalConfig c = tools::parse_eval_args({"--checkpoint", r.checkpoint, "--test-limit", "300", "--batch-size", "128"});
+  std::ostringstream eager_out, compiled_out;
+  auto e = tools::run_eval(c, eager_out);
+  EXPECT_EQ(e.model, "cnn");
+  c.mode = "compiled";
+  tools::run_eval(c, compiled_out);
+  EXPECT_EQ(body(eager_out.str()), body(compiled_out.str()));
+  std::ostringstream pe, pc;
+  tools::PredictConfig p = tools::parse_predict_args({"--checkpoint", r.checkpoint, "--index", "0,1,2,3,4"});
+  tools::run_predict(p, pe);
+  p.mode = "compiled";
+  tools::run_predict(p, pc);
+  EXPECT_EQ(pe.str(), pc.str());
+}
+
 TEST(Eval, BadArgumentsAndFilesAreRefusedByName) {
   auto parse_error = [](std::vector<std::string> args) {
     try {
