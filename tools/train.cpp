@@ -293,8 +293,10 @@ Trains a small network on Fashion-MNIST (or MNIST) and evaluates it after every 
   --model NAME         mlp (default): 784-256-128-10 with ReLU
                        cnn: conv 1->32 3x3 + ReLU + maxpool 2, conv 32->64 3x3 + ReLU +
                        maxpool 2, linear 3136->128 + ReLU, linear 128->10
-  --mode NAME          eager (default) | compiled: evaluate the test set through
-                       tandem::compile (training steps run eagerly with autograd)
+  --mode NAME          eager (default) | compiled: run the model through
+                       tandem::compile: training as a compiled forward and backward
+                       program (the optimizer step runs eagerly), evaluation as a
+                       compiled inference program; same numbers as eager, bit for bit
   --epochs N           epochs to train (default 5); with --resume, the total to reach
   --batch-size B       examples per training batch (default 128)
   --optimizer NAME     sgd (default) | adam | adamw
@@ -645,14 +647,16 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
   }
   const bool step_per_batch = c.lr_schedule == "onecycle";
 
-  // Evaluation forward: the module itself, or a compiled program of it.
-  std::function<Tensor(const Tensor&)> eval_forward = [&](const Tensor& x) { return model->forward(x); };
-  // Parameters and buffers are inputs of the compiled program, so the optimizer's updates
-  // are seen without recompiling; the last (smaller) test batch adds a second signature.
+  // The forward of training and evaluation: the module itself, or a compiled program of
+  // it (in training, a forward program plus a backward program on the tape, so the loss
+  // and the gradients equal eager's bitwise). Parameters and buffers are inputs of the
+  // compiled program, so the optimizer's updates are seen without recompiling; train and
+  // eval mode, and a last smaller batch, are separate signatures.
+  std::function<Tensor(const Tensor&)> forward_fn = [&](const Tensor& x) { return model->forward(x); };
   std::shared_ptr<nn::CompiledModule> compiled;
   if (c.mode == "compiled") {
     compiled = compile(std::static_pointer_cast<nn::Module>(model));
-    eval_forward = [&](const Tensor& x) { return (*compiled)(x); };
+    forward_fn = [&](const Tensor& x) { return (*compiled)(x); };
   }
 
   const auto identity = run_identity(c);
@@ -695,9 +699,9 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       << std::flush;  // shown at once even when stdout is a pipe or a file
 
   auto print_compiled_note = [&] {
-    // What the compiled evaluation runs on: its programs and their planned arena.
+    // What compiled mode runs: its programs (training and evaluation) and their planned arena.
     const jit::CompiledFunction& f = compiled->function();
-    out << "compiled evaluation: " << f.num_programs() << " program(s), " << f.compiled_calls() << " compiled / "
+    out << "compiled mode: " << f.num_programs() << " program(s), " << f.compiled_calls() << " compiled / "
         << f.eager_calls() << " eager call(s); " << compiled->memory_summary() << "\n";
     for (const auto& w : f.warnings()) out << "  note: " << w << "\n";
   };
@@ -706,7 +710,7 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     // A finished run: evaluate what it left, so the command still answers "how good is it".
     out << "the run is finished: the checkpoint is at epoch " << start_epoch << " and --epochs is " << c.epochs
         << "; evaluating it (raise --epochs to train on)\n";
-    auto [test_loss, test_acc] = evaluate(*model, test_loader, eval_forward);
+    auto [test_loss, test_acc] = evaluate(*model, test_loader, forward_fn);
     if (compiled) print_compiled_note();
     out << "test loss " << fmt(test_loss, 4) << ", test accuracy " << fmt(100 * test_acc, 2) << "%\n";
     result.evaluated_only = true;
@@ -736,7 +740,7 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     for (auto& b : train_loader) {
       ++batch;
       opt->zero_grad();
-      Tensor loss = cross_entropy(model->forward(b.data), b.target);
+      Tensor loss = cross_entropy(forward_fn(b.data), b.target);
       const double lv = loss.item<double>();
       if (!std::isfinite(lv)) {
         const double lr_now = opt->param_groups()[0].options.lr();
@@ -764,7 +768,7 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     bar.finish();
     if (g_interrupted || !result.stopped.empty()) break;
-    auto [test_loss, test_acc] = evaluate(*model, test_loader, eval_forward);
+    auto [test_loss, test_acc] = evaluate(*model, test_loader, forward_fn);
     if (compiled && epoch == start_epoch) print_compiled_note();
     if (!std::isfinite(test_loss) && stop_on_nonfinite) {
       result.stopped = "the test loss is " + number_text(test_loss) + " after epoch " + std::to_string(epoch + 1);

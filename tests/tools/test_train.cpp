@@ -13,6 +13,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/bitwise.h"
 #include "support/temp_dir.h"
 #include "support/tensor_json.h"
 #include "tandem/tandem.h"
@@ -323,18 +324,29 @@ TEST(Train, UnusableOutputPlacesFailBeforeTraining) {
   EXPECT_EQ(log.str().find("epoch 1/"), std::string::npos) << log.str();
 }
 
-TEST(Train, CompiledModeEvaluatesLikeEager) {
+TEST(Train, CompiledModeTrainsAndEvaluatesLikeEagerBitwise) {
   REQUIRE_DATA();
   std::ostringstream log;
-  TrainConfig c = small_config(tmpdir("eager"), 1);
+  TrainConfig c = small_config(tmpdir("eager"), 2);
   auto re = tools::run_training(c, log);
   c.mode = "compiled";
   c.out = tmpdir("compiled");
   c.checkpoint = c.out + "/checkpoint.safetensors";
   auto rc = tools::run_training(c, log);
-  EXPECT_EQ(re.history[0].train_loss, rc.history[0].train_loss);
-  EXPECT_EQ(re.history[0].test_accuracy, rc.history[0].test_accuracy);
-  EXPECT_NEAR(re.history[0].test_loss, rc.history[0].test_loss, 1e-6);
+  ASSERT_EQ(re.history.size(), 2u);
+  ASSERT_EQ(rc.history.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {  // forward + backward compiled: the same losses, bit for bit
+    EXPECT_EQ(re.history[e].train_loss, rc.history[e].train_loss) << "epoch " << e + 1;
+    EXPECT_EQ(re.history[e].test_accuracy, rc.history[e].test_accuracy) << "epoch " << e + 1;
+    EXPECT_EQ(re.history[e].test_loss, rc.history[e].test_loss) << "epoch " << e + 1;
+  }
+  // ... and the same trained parameters.
+  io::Checkpoint ke = io::read_checkpoint(re.checkpoint), kc = io::read_checkpoint(rc.checkpoint);
+  ASSERT_EQ(ke.model.size(), kc.model.size());
+  for (size_t k = 0; k < ke.model.size(); ++k) {
+    EXPECT_EQ(ke.model[k].first, kc.model[k].first);
+    EXPECT_TRUE(tandem_test::bitwise_equal(ke.model[k].second, kc.model[k].second)) << ke.model[k].first;
+  }
 }
 
 // Ctrl-C during the second epoch: exit status 130, and the checkpoint of epoch 1 loads.
