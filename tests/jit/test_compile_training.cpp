@@ -213,3 +213,50 @@ TEST(CompileTraining, ReferenceModelsTrainBitwiseEqualToEager) {
     }
   }
 }
+
+TEST(CompileTraining, AWholeTrainingStepRunsEagerlyWithANoticeNeverStale) {
+  // zero_grad + forward + backward() + optimizer.step() inside one compiled function: not
+  // captured yet (.grad rebinding and the fused updates are not recorded), so every call
+  // must run eagerly and say so. Replaying the forward alone would silently skip updates.
+  auto make = [] {
+    manual_seed(3);
+    return std::make_shared<nn::Linear>(4, 2);
+  };
+  auto me = make(), mc = make();
+  optim::SGD oe(me->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::SGD oc(mc->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  auto step = [](nn::Linear& m, optim::Optimizer& o, const Tensor& x) {
+    o.zero_grad();
+    Tensor loss = m(x).pow(2.0).mean();
+    loss.backward();
+    o.step();
+    return loss.detach();
+  };
+  auto cf = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{step(*mc, oc, in[0])}; });
+  for (int s = 0; s < 4; ++s) {
+    Tensor x = randn({3, 4});
+    Tensor le = step(*me, oe, x);
+    Tensor lc = (*cf)({x})[0];
+    EXPECT_TRUE(bitwise_equal(le, lc)) << "step " << s;
+    EXPECT_TRUE(bitwise_equal(me->weight, mc->weight)) << "step " << s;
+    EXPECT_TRUE(bitwise_equal(me->bias.grad(), mc->bias.grad())) << "step " << s;
+  }
+  EXPECT_EQ(cf->compiled_calls(), 0);
+  ASSERT_FALSE(cf->warnings().empty());
+  EXPECT_TRUE(contains(cf->warnings()[0], "not captured yet")) << cf->warnings()[0];
+  // backward() alone inside the function (parameters' .grad written) is refused the same way.
+  auto cb = compile([&](const std::vector<Tensor>& in) {
+    Tensor loss = (*mc)(in[0]).sum();
+    loss.backward();
+    return std::vector<Tensor>{loss.detach()};
+  });
+  mc->zero_grad();
+  me->zero_grad();
+  for (int s = 0; s < 3; ++s) {
+    Tensor x = randn({3, 4});
+    (*cb)({x});
+    (*me)(x).sum().backward();
+    EXPECT_TRUE(bitwise_equal(me->weight.grad(), mc->weight.grad())) << "step " << s;
+  }
+  EXPECT_EQ(cb->compiled_calls(), 0);
+}

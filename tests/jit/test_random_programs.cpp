@@ -639,3 +639,94 @@ TEST(RandomPrograms, EagerAndCompiledAgreeBitwise) {
   EXPECT_EQ(used.size(), kinds.size());
   EXPECT_GE(graph_ops.size(), 30u);
 }
+
+// Compiled training on the same random programs: the inputs require grad (each enters the
+// program through `+ 0.0`, so in-place steps write a non-leaf as eager allows), the loss
+// weighs every differentiable output by fixed random weights, and the gradients of the
+// inputs from the compiled forward + backward programs must equal eager's byte for byte.
+// When eager's backward raises, the compiled call must raise the same error type.
+TEST(RandomPrograms, GradientsEqualEagerBitwise) {
+  const auto kinds = op_kinds();
+  std::map<std::string, int> used;
+  const int n = std::max(1, num_programs() / 2);
+  const double seconds = fuzz_seconds();
+  const uint64_t first_seed = base_seed() + 500000;
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  int trained = 0, raised = 0, compiled_both = 0;
+  for (int k = 0; seconds > 0 ? elapsed() < seconds / 2 : k < n; ++k) {
+    const uint64_t seed = first_seed + static_cast<uint64_t>(k);
+    Program p;
+    {
+      NoGradGuard ng;
+      p = generate(seed, kinds, used);
+    }
+    SCOPED_TRACE(describe(p, seed));
+    auto body = [&p](const Vals& in) {
+      Vals shifted;
+      for (const Tensor& t : in) shifted.push_back(t.requires_grad() ? t + 0.0 : t);
+      return run_steps(p, shifted);
+    };
+    auto cf = compile(body);
+    // One call: the loss and the input gradients (or the error's type).
+    auto call = [&](bool compiled, Vals& grads, std::string& error) {
+      NoGradGuard outer;
+      Vals in = placed(p, 0);
+      for (Tensor& t : in) {
+        t = t.detach();
+        if (is_floating_point(t.dtype())) t.requires_grad_();
+      }
+      EnableGradGuard eg;
+      manual_seed(seed * 31);
+      try {
+        Vals out = compiled ? (*cf)(in) : body(in);
+        Tensor loss;
+        for (size_t o = 0; o < out.size(); ++o) {
+          if (!out[o].requires_grad()) continue;
+          Tensor w;
+          {
+            NoGradGuard ng;
+            manual_seed(seed * 131 + o);
+            w = randn(out[o].sizes(), out[o].dtype());
+          }
+          Tensor term = (out[o] * w).sum().to(kFloat64);
+          loss = loss.defined() ? loss + term : term;
+        }
+        if (!loss.defined()) return false;
+        loss.backward();
+      } catch (const Error& e) {
+        error = typeid(e).name();
+        return true;
+      }
+      for (const Tensor& t : in) grads.push_back(t.grad());
+      return true;
+    };
+    bool any = false;
+    for (int c = 0; c < 3; ++c) {  // 0: capture (eager with the backward traced), 1, 2: programs
+      Vals eg, cg;
+      std::string ee, ce;
+      any = call(false, eg, ee);
+      if (!any) break;
+      ASSERT_TRUE(call(true, cg, ce));
+      ASSERT_EQ(ce, ee) << "call " << c << ": eager raised '" << ee << "', compiled '" << ce << "'";
+      if (!ee.empty()) {
+        ++raised;
+        break;
+      }
+      ASSERT_EQ(cg.size(), eg.size());
+      for (size_t i = 0; i < eg.size(); ++i) {
+        ASSERT_EQ(cg[i].defined(), eg[i].defined()) << "call " << c << ", gradient of input " << i;
+        if (eg[i].defined()) {
+          ASSERT_EQ(differs(eg[i], cg[i]), "") << "call " << c << ", gradient of input " << i;
+        }
+      }
+    }
+    if (any) ++trained;
+    if (cf->compiled_calls() == 2) ++compiled_both;
+  }
+  std::cout << "[random programs] gradients of " << trained << " programs (" << raised
+            << " raised in both modes; " << compiled_both << " ran the compiled forward and backward programs twice) in "
+            << elapsed() << " s\n";
+  EXPECT_GT(trained, n / 4);
+  EXPECT_GT(compiled_both, trained / 2);  // most ran compiled, not through the eager fallback
+}

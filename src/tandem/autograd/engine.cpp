@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "tandem/core/capture_state.h"
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
@@ -230,6 +231,7 @@ std::vector<Edge> root_edges(const std::vector<Tensor>& outputs, const std::vect
 
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
               std::optional<bool> retain_graph, bool create_graph) {
+  capture_state::note_unreplayable("backward()");
   std::vector<Tensor> grads;
   auto roots = root_edges(outputs, grad_outputs, grads, "backward");
   run_graph(roots, grads, retain_graph.value_or(create_graph), create_graph, nullptr);
@@ -238,6 +240,7 @@ void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& gra
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph,
                          bool allow_unused) {
+  capture_state::note_unreplayable("autograd::grad()");
   std::vector<Tensor> grads;
   auto roots = root_edges(outputs, grad_outputs, grads, "grad");
   std::vector<Capture> caps;

@@ -1,4 +1,5 @@
 // Tensor's autograd methods (declared in core/tensor.h).
+#include "tandem/core/capture_state.h"
 #include "tandem/autograd/engine.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
@@ -21,6 +22,7 @@ const Tensor& Tensor::grad() const {
 }
 
 void Tensor::set_grad(const Tensor& g) const {
+  capture_state::note_unreplayable("assigning a tensor's .grad");
   TANDEM_CHECK(!g.defined() || g.sizes().equals(sizes()), ShapeError, "set_grad", "assigned grad has shape ",
                g.sizes(), ", expected the tensor's shape ", sizes());
   TANDEM_CHECK(!g.defined() || g.dtype() == dtype(), TypeError, "set_grad", "assigned grad has dtype ",

@@ -35,4 +35,8 @@ void note_state_guard(const void* key, std::function<uint64_t()> value, std::str
 std::string& break_reason() { return t_reason; }
 int& capture_depth() { return t_capture; }
 int& dispatch_depth() { return t_dispatch; }
+int& tracing_backward() {
+  thread_local int depth = 0;
+  return depth;
+}
 }  // namespace tandem::capture_state

@@ -60,6 +60,21 @@ inline void note_break(const std::string& why) {
   if (capture_depth() > 0 && break_reason().empty()) break_reason() = why;
 }
 
+/// Non-zero while capture itself traces the backward of the captured call (the engine
+/// then runs on traced values on purpose; a backward() the user's function calls is not).
+int& tracing_backward();
+
+/// Notes that the function did something a program cannot replay yet: a backward() or an
+/// optimizer step inside it (their .grad rebinding and direct kernel writes are not
+/// recorded), so the call completes eagerly and the signature runs eagerly with a notice.
+inline void note_unreplayable(const char* what) {
+  if (capture_depth() > 0 && tracing_backward() == 0 && break_reason().empty())
+    break_reason() = std::string(what) +
+                     " inside a compiled function is not captured yet (compiling the whole training step is "
+                     "future work): compile the model's forward (tandem::compile(module)) and call backward() "
+                     "and the optimizer outside";
+}
+
 /// Notes a data read from user code while capturing (see the file comment).
 inline void check_data_read(const char* what) {
   if (capture_depth() > 0 && dispatch_depth() == 0) [[unlikely]] {

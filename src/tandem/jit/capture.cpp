@@ -188,6 +188,10 @@ void trace_backward(Capture& c, Tracer& tracer, const std::vector<Tensor>& input
     seeds.push_back(g);
   }
   std::vector<Tensor> grads;
+  struct TracingBackward {
+    TracingBackward() { ++capture_state::tracing_backward(); }
+    ~TracingBackward() { --capture_state::tracing_backward(); }
+  } tracing;
   try {
     grads = autograd::grad(diff_outputs, targets, seeds, /*retain_graph=*/true, /*create_graph=*/false,
                            /*allow_unused=*/true);

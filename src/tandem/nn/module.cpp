@@ -247,6 +247,7 @@ void Module::train(bool on) {
 }
 
 void Module::zero_grad(bool set_to_none) {
+  capture_state::note_unreplayable("module.zero_grad()");
   for (Tensor& p : parameters()) {
     if (!p.grad().defined()) continue;
     if (set_to_none) {

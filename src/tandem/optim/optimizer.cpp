@@ -5,6 +5,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "tandem/core/capture_state.h"
 #include "tandem/autograd/engine.h"
 #include "tandem/ops/creation.h"
 
@@ -104,6 +105,7 @@ void Optimizer::add_param_group(ParamGroup group) {
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
+  capture_state::note_unreplayable("optimizer.zero_grad()");
   for (auto& g : groups_) {
     for (const Tensor& p : g.params) {
       const Tensor& gr = p.grad();
@@ -121,6 +123,8 @@ void Optimizer::zero_grad(bool set_to_none) {
 }
 
 Tensor Optimizer::step(const LossClosure& closure) {
+  // The fused updates call kernels directly (not ops): a capture would not record them.
+  capture_state::note_unreplayable("optimizer.step()");
   Tensor loss;
   if (closure) {
     EnableGradGuard eg;
