@@ -9,19 +9,25 @@ namespace tandem::tools {
 std::string dump_usage() {
   return R"(usage: tandem dump [FLAGS]
 
-Prints the graph compiled mode captures for a reference model in eval mode.
+Prints the graph compiled mode captures for a reference model in eval mode, or with
+--training the forward and backward programs of a training call (train mode, gradients).
 
   --model NAME     mlp (default) | cnn (the models of `tandem train`)
   --batch N        batch size of the example input [N, 1, 28, 28] (default 1)
   --format NAME    text (default) | dot (Graphviz: `tandem dump --format dot | dot -Tsvg`)
   --raw            the graph as captured, before the optimisation passes
+  --training       the training call: the forward program (outputs, then the values
+                   saved for the backward, each marked "# saved") and the backward
+                   program (saved values + output gradient -> parameter gradients),
+                   each after its passes; with --format dot, two digraphs
   --help           this text
 
 Set TANDEM_DUMP_PASSES=1 to print the graph after every pass of a compiled call.
 )";
 }
 
-std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw) {
+std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw,
+                             bool training) {
   TANDEM_CHECK(model == "mlp" || model == "cnn", ValueError, "tandem dump", "--model got \"", model,
                "\", expected mlp | cnn");
   TANDEM_CHECK(format == "text" || format == "dot", ValueError, "tandem dump", "--format got \"", format,
@@ -29,6 +35,17 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
   TANDEM_CHECK(batch >= 1, ValueError, "tandem dump", "--batch got ", batch, ", expected >= 1");
   manual_seed(0);
   std::shared_ptr<nn::Sequential> m = model == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+  if (training) {
+    TANDEM_CHECK(!raw, ValueError, "tandem dump", "--raw and --training: the training programs exist only after the split");
+    // The split a compiled module makes on a call that needs gradients.
+    auto cm = compile(std::static_pointer_cast<nn::Module>(m));
+    for (int call = 0; call < 2; ++call) (*cm)(zeros({batch, 1, 28, 28}));  // capture, then the programs
+    const auto* p = cm->function().last_training_program();
+    TANDEM_CHECK(p != nullptr, RuntimeError, "tandem dump", "the training call did not compile: ",
+                 cm->function().warnings().empty() ? std::string("no reason given") : cm->function().warnings()[0]);
+    if (format == "dot") return p->forward->graph().to_dot() + p->backward->graph().to_dot();
+    return p->to_text();
+  }
   m->eval();
   NoGradGuard no_grad;
   // The parameters and buffers are passed as named inputs (forward still reads them from
@@ -51,7 +68,7 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
 int dump_main(const std::vector<std::string>& args) {
   std::string model = "mlp", format = "text";
   int64_t batch = 1;
-  bool raw = false;
+  bool raw = false, training = false;
   try {
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -61,6 +78,10 @@ int dump_main(const std::vector<std::string>& args) {
       }
       if (a == "--raw") {
         raw = true;
+        continue;
+      }
+      if (a == "--training") {
+        training = true;
         continue;
       }
       TANDEM_CHECK(a == "--model" || a == "--batch" || a == "--format", ValueError, "tandem dump", "unknown flag \"", a,
@@ -79,7 +100,7 @@ int dump_main(const std::vector<std::string>& args) {
         TANDEM_CHECK(pos == v.size() && pos > 0, ValueError, "tandem dump", "--batch got \"", v, "\", expected an integer");
       }
     }
-    std::cout << dump_model_graph(model, batch, format, raw);
+    std::cout << dump_model_graph(model, batch, format, raw, training);
     return 0;
   } catch (const ValueError& e) {
     std::cerr << "tandem dump: " << e.what() << "\n";

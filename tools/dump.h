@@ -14,8 +14,11 @@ std::string dump_usage();
 int dump_main(const std::vector<std::string>& args);
 
 /// The graph of `model` ("mlp" | "cnn") in eval mode on a float32 batch [batch, 1, 28, 28]:
-/// as text (format "text") or DOT ("dot"), after the default passes unless `raw`.
-/// ValueError for an unknown model/format or batch < 1.
-std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw);
+/// as text (format "text") or DOT ("dot"), after the default passes unless `raw`. With
+/// `training`: the forward and backward programs of a call in train mode that needs
+/// gradients (TrainingProgram::to_text, saved values marked; DOT: two digraphs).
+/// ValueError for an unknown model/format, batch < 1, or raw with training.
+std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw,
+                             bool training = false);
 
 }  // namespace tandem::tools

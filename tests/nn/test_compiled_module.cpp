@@ -338,3 +338,49 @@ TEST(CompiledModule, ExplainNamesParametersAndGuards) {
   EXPECT_EQ(cm->function().captures(), 0);  // explain caches nothing
   EXPECT_THROW(nn::CompiledModule(nullptr), ValueError);
 }
+
+// Issue 12's acceptance, with the model compiled (forward and backward programs) and the
+// optimizer eager: 20 steps of the reference models equal eager's bit for bit (losses,
+// gradients, parameters, optimizer state).
+TEST(CompiledModule, TwentyTrainingStepsOfTheReferenceModelsEqualEagerBitwise) {
+  for (const std::string name : {"mlp", "cnn"}) {
+    auto make = [&] {
+      manual_seed(21);
+      return name == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+    };
+    auto me = make(), mc = make();
+    auto cm = compile(std::static_pointer_cast<nn::Module>(mc));
+    std::unique_ptr<optim::Optimizer> oe, oc;
+    if (name == "mlp") {
+      oe = std::make_unique<optim::SGD>(me->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+      oc = std::make_unique<optim::SGD>(mc->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    } else {
+      oe = std::make_unique<optim::Adam>(me->parameters(), optim::AdamOptions(1e-3));
+      oc = std::make_unique<optim::Adam>(mc->parameters(), optim::AdamOptions(1e-3));
+    }
+    manual_seed(5);
+    for (int step = 0; step < 20; ++step) {
+      Tensor x = randn({8, 1, 28, 28});
+      Tensor y = randint(0, 10, {8});
+      oe->zero_grad();
+      oc->zero_grad();
+      Tensor le = cross_entropy(me->forward(x), y);
+      Tensor lc = cross_entropy((*cm)(x), y);
+      ASSERT_TRUE(bitwise_equal(le, lc)) << name << " step " << step;
+      le.backward();
+      lc.backward();
+      auto pe = me->parameters(), pc = mc->parameters();
+      for (size_t k = 0; k < pe.size(); ++k)
+        ASSERT_TRUE(bitwise_equal(pe[k].grad(), pc[k].grad())) << name << " step " << step << " grad " << k;
+      oe->step();
+      oc->step();
+      for (size_t k = 0; k < pe.size(); ++k)
+        ASSERT_TRUE(bitwise_equal(pe[k], pc[k])) << name << " step " << step << " parameter " << k;
+    }
+    auto se = oe->state_dict(), sc = oc->state_dict();
+    ASSERT_EQ(se.state.size(), sc.state.size());
+    for (size_t k = 0; k < se.state.size(); ++k) EXPECT_TRUE(bitwise_equal(se.state[k].second, sc.state[k].second)) << name;
+    EXPECT_EQ(cm->function().captures(), 1) << name;
+    EXPECT_EQ(cm->function().compiled_calls(), 19) << name;
+  }
+}

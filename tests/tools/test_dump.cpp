@@ -38,6 +38,22 @@ TEST(Dump, DotAndRaw) {
   EXPECT_GE(count(dump_model_graph("mlp", 1, "text", true), " = "), count(dump_model_graph("mlp", 1, "text", false), " = "));
 }
 
+TEST(Dump, TrainingProgramsShowTheSplitAndTheSavedValues) {
+  const std::string text = dump_model_graph("mlp", 4, "text", false, /*training=*/true);
+  const size_t fwd = text.find("forward program"), bwd = text.find("backward program");
+  ASSERT_NE(fwd, std::string::npos) << text;
+  ASSERT_NE(bwd, std::string::npos) << text;
+  EXPECT_LT(fwd, bwd);
+  // The backward of relu and of the linear layers needs activations: they are saved.
+  EXPECT_GE(count(text.substr(fwd, bwd - fwd), "# saved %"), 2u) << text;
+  EXPECT_NE(text.find("bytes)"), std::string::npos) << text;
+  // The backward program computes the weight gradients with matrix products.
+  EXPECT_GE(count(text.substr(bwd), "mm("), 2u) << text;
+  const std::string dot = dump_model_graph("cnn", 2, "dot", false, true);
+  EXPECT_EQ(count(dot, "digraph"), 2u);
+  EXPECT_THROW(dump_model_graph("mlp", 1, "text", true, true), tandem::ValueError);
+}
+
 TEST(Dump, BadArguments) {
   EXPECT_THROW(dump_model_graph("resnet", 1, "text", false), tandem::ValueError);
   EXPECT_THROW(dump_model_graph("mlp", 0, "text", false), tandem::ValueError);

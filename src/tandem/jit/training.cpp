@@ -131,7 +131,9 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
     if (saved[v]) {
       saved_ids.push_back(static_cast<int>(v));
       fwd_outputs.push_back(static_cast<int>(v));
-      if (g.value(static_cast<int>(v)).kind == ir::ValueKind::Node) p->saved_bytes += value_bytes(g.value(static_cast<int>(v)));
+      // Inputs and views of inputs (a transposed weight) are kept by reference: no bytes.
+      if (g.value(g.storage_root(static_cast<int>(v))).kind == ir::ValueKind::Node)
+        p->saved_bytes += value_bytes(g.value(static_cast<int>(v)));
     }
   p->num_saved = saved_ids.size();
   std::vector<int> bwd_inputs = saved_ids;
@@ -178,7 +180,18 @@ std::string TrainingProgram::to_text() const {
   std::ostringstream os;
   os << "forward program (outputs: " << num_outputs << " results, then " << num_saved << " saved values, "
      << saved_bytes << " bytes):\n"
-     << forward->graph().to_text() << "backward program (inputs: the " << num_saved
+     << forward->graph().to_text();
+  // The values the backward reads, as the forward returns them after the user's outputs.
+  const ir::Graph& fg = forward->graph();
+  for (size_t k = num_outputs; k < fg.outputs().size(); ++k) {
+    const int v = fg.outputs()[k];
+    const ir::Value& val = fg.value(v);
+    os << "# saved %" << v << " " << dtype_name(val.meta.dtype) << IntArrayRef(val.meta.sizes) << " ("
+       << (fg.value(fg.storage_root(v)).kind != ir::ValueKind::Node ? "an input or a view of one, kept by reference"
+                                                                     : std::to_string(value_bytes(val)) + " bytes")
+       << ")\n";
+  }
+  os << "backward program (inputs: the " << num_saved
      << " saved values, then the output gradients):\n"
      << backward->graph().to_text();
   return os.str();
