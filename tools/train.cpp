@@ -20,6 +20,7 @@
 
 #include "progress.h"
 #include "tandem/io/file_util.h"
+#include "tandem/io/json_guard.h"
 #include "tandem/tandem.h"
 
 namespace tandem::tools {
@@ -56,6 +57,12 @@ std::shared_ptr<const data::Dataset> load_split(const TrainConfig& c, bool train
   std::shared_ptr<const data::Dataset> base;
   if (c.dataset == "fashion-mnist") base = std::make_shared<data::datasets::FashionMNIST>(root, train);
   else base = std::make_shared<data::datasets::MNIST>(root, train);
+  // The models take 28x28 images: refuse other sizes now, naming the file, not mid-epoch.
+  const auto& mnist = static_cast<const data::datasets::MNIST&>(*base);
+  if (mnist.images().size(1) != 28 || mnist.images().size(2) != 28)
+    throw RuntimeError("[tandem train] " + mnist.images_file() + " holds images of " +
+                       std::to_string(mnist.images().size(1)) + "x" + std::to_string(mnist.images().size(2)) +
+                       " pixels; the models take 28x28 (MNIST-style) images");
   const int64_t limit = train ? c.train_limit : c.test_limit;
   if (limit > 0 && limit < base->size()) {
     std::vector<int64_t> idx(static_cast<size_t>(limit));
@@ -124,8 +131,13 @@ nlohmann::json history_json(const std::vector<EpochMetrics>& h) {
 }
 
 std::vector<EpochMetrics> history_from_json(const std::string& s) {
+  if (size_t at = io::json_depth_violation(s); at != std::string::npos)
+    throw ValueError("nests deeper than " + std::to_string(io::kJsonMaxDepth) + " levels (at character " +
+                     std::to_string(at) + ")");
   std::vector<EpochMetrics> h;
-  for (const auto& r : nlohmann::json::parse(s)) {
+  const nlohmann::json rows = nlohmann::json::parse(s);
+  if (!rows.is_array()) throw ValueError("train.history is not an array");
+  for (const auto& r : rows) {
     EpochMetrics m;
     m.epoch = r.at(0).get<int64_t>();
     m.train_loss = r.at(1).get<double>();
@@ -195,15 +207,21 @@ double parse_double(const std::string& flag, const std::string& v, bool positive
 
 int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo,
                   int64_t hi = std::numeric_limits<int64_t>::max()) {
+  const std::string expected = "expected an integer " + (hi == std::numeric_limits<int64_t>::max()
+                                                              ? ">= " + std::to_string(lo)
+                                                              : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  bool too_large = false;
   try {
     size_t pos = 0;
     long long x = std::stoll(v, &pos);
     if (pos == v.size() && x >= lo && x <= hi) return x;
+    too_large = pos == v.size() && x > hi;
+  } catch (const std::out_of_range&) {
+    too_large = v.find('-') == std::string::npos;  // stoll overflows: too large (or too small) for int64
   } catch (const std::exception&) {
   }
-  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected an integer " +
-                   (hi == std::numeric_limits<int64_t>::max() ? ">= " + std::to_string(lo)
-                                                              : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"));
+  throw ValueError("[tandem train] " + flag + " got " + io::excerpt(v) + (too_large ? ", which is too large; " : ", ") +
+                   expected);
 }
 
 std::string choice(const std::string& flag, const std::string& v, std::initializer_list<const char*> options) {
@@ -372,15 +390,24 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
       auto it = meta.find("train." + k);
       if (it == meta.end() || !same_setting(k, it->second, v))
         throw RuntimeError(where + " was made with --" + k + " " +
-                           (it == meta.end() ? "(unknown)" : setting_text(k, it->second)) + ", this run has --" + k +
+                           (it == meta.end() ? "(unknown)" : io::clip(setting_text(k, it->second), 64)) + ", this run has --" + k +
                            " " + v);
     }
     try {
       start_epoch = parse_int("train.epoch", epoch_it->second, 0);
       result.history = history_from_json(history_it->second);
     } catch (const std::exception& e) {
-      throw RuntimeError(where + ": malformed train.epoch / train.history metadata: " + e.what());
+      throw RuntimeError(where + ": malformed train.epoch / train.history metadata: " + io::clip(e.what()));
     }
+    // The history must be the epochs 1..train.epoch, one row each: anything else means an
+    // edited or mixed-up file, and resuming would misnumber epochs or plot a wrong curve.
+    for (size_t i = 0; i < result.history.size(); ++i)
+      if (result.history[i].epoch != static_cast<int64_t>(i) + 1)
+        throw RuntimeError(where + ": inconsistent metadata: train.history row " + std::to_string(i) + " is epoch " +
+                           std::to_string(result.history[i].epoch) + ", expected " + std::to_string(i + 1));
+    if (static_cast<int64_t>(result.history.size()) != start_epoch)
+      throw RuntimeError(where + ": inconsistent metadata: train.epoch is " + std::to_string(start_epoch) +
+                         " but train.history holds " + std::to_string(result.history.size()) + " epoch(s)");
     io::load_checkpoint(c.checkpoint, *model, opt.get());
     out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << "\n";
   }
