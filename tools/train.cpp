@@ -1,5 +1,6 @@
 #include "train.h"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,14 +30,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Set by SIGINT; the loop checks it between batches. A second Ctrl-C kills the process
-// (the handler restores the default action), which is still safe: checkpoints are
-// written atomically, so the file on disk is always the last completed one.
+// Set by SIGINT; the loop checks it between batches. The handler does nothing else (only
+// async-signal-safe work belongs in a handler). A second Ctrl-C kills the process: the
+// handler is installed with SA_RESETHAND, so the kernel restores the default action as it
+// delivers the first. That is still safe: checkpoints are written atomically, so the file
+// on disk is always the last completed one.
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_sigint(int) {
-  g_interrupted = 1;
-  std::signal(SIGINT, SIG_DFL);
-}
+extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 /// Fashion-MNIST / MNIST pixel statistics of the training split (after /255), the usual
 /// Normalize constants.
@@ -417,8 +417,15 @@ TrainResult run_training(const TrainConfig& c, std::ostream& out) {
   // or on an error.
   g_interrupted = 0;
   struct SigintGuard {
-    void (*previous)(int) = std::signal(SIGINT, on_sigint);
-    ~SigintGuard() { std::signal(SIGINT, previous); }
+    struct sigaction previous {};
+    SigintGuard() {
+      struct sigaction sa {};
+      sa.sa_handler = on_sigint;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND | SA_RESTART;  // one-shot; interrupted reads and writes resume
+      sigaction(SIGINT, &sa, &previous);
+    }
+    ~SigintGuard() { sigaction(SIGINT, &previous, nullptr); }
   } sigint_guard;
 
   const int64_t n_train = train_set->size();
