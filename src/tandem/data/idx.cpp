@@ -181,8 +181,8 @@ Tensor read_idx(const std::string& path) {
   if (nbytes > kIdxMaxBytes)
     in.fail(4, str_cat("sizes ", sizes_str(sizes), " of ", dtype_name(dtype), " elements need ", nbytes,
                        " bytes, more than the limit of ", kIdxMaxBytes));
+  uint64_t most = in.file_size();  // the most data bytes the file can hold
   if (in.compressed()) {
-    uint64_t most = 0;
     if (__builtin_mul_overflow(in.file_size(), kGzipMaxRatio, &most)) most = std::numeric_limits<uint64_t>::max();
     if (data_start + nbytes > most)
       in.fail(4, str_cat("sizes ", sizes_str(sizes), " of ", dtype_name(dtype), " elements need ", nbytes,
@@ -190,8 +190,9 @@ Tensor read_idx(const std::string& path) {
                          most, " (deflate expands at most 1032:1): the header is wrong or the file is truncated"));
   }
 
-  // Read incrementally: grow the buffer only as far as the stream really goes.
-  uint64_t cap = std::min(nbytes, kInitialChunk);
+  // Read incrementally: grow the buffer only as far as the stream really goes (and start
+  // no larger than the file could hold, so a short file claiming much costs little).
+  uint64_t cap = std::min({nbytes, kInitialChunk, std::max<uint64_t>(most, 1)});
   char* buf = static_cast<char*>(std::malloc(std::max<uint64_t>(cap, 1)));
   if (!buf) in.fail(data_start, str_cat("cannot allocate ", cap, " bytes"));
   uint64_t have = 0;
