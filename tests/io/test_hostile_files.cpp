@@ -118,6 +118,9 @@ TEST(HostileSafetensors, MessagesQuoteOnlyShortExcerpts) {
       {"duplicate_long_key", "{\"" + long_name + "\":1,\"" + long_name + "\":1}"},
       {"not_object", "\"" + long_str + "\""},
       {"bad_json_long_token", "{\"x\":\"" + long_str},
+      // Found by fuzzing: a number beyond double's range raised nlohmann's out_of_range,
+      // which escaped load_safetensors as a non-tandem exception.
+      {"number_overflow", "{\"x\":{\"dtype\":\"F32\",\"shape\":[555e500000000],\"data_offsets\":[0,0]}}"},
   };
   for (const auto& [name, header] : headers) {
     SCOPED_TRACE(name);

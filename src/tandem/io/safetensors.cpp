@@ -180,6 +180,10 @@ ojson parse_header(const std::string& path, const std::string& text) {
   } catch (const ojson::parse_error& e) {
     load_fail(path, str_cat("header is not valid JSON (file offset ", 8 + (e.byte > 0 ? e.byte - 1 : 0),
                             "): ", clip(e.what())));
+  } catch (const ojson::exception& e) {
+    // Found by fuzzing: a number too large for a double ("1e999") raises out_of_range,
+    // not parse_error, and escaped as a non-tandem exception.
+    load_fail(path, str_cat("header is not valid JSON: ", clip(e.what())));
   }
   if (!dup.empty()) load_fail(path, str_cat("header has the key ", excerpt(dup), " more than once"));
   if (!header.is_object()) load_fail(path, str_cat("header is not a JSON object (it starts with ", excerpt(text, 16), ")"));
