@@ -1,6 +1,7 @@
 #include "train.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 
 #include "progress.h"
 #include "tandem/io/file_util.h"
+#include "tandem/io/json_guard.h"
 #include "tandem/tandem.h"
 
 namespace tandem::tools {
@@ -30,14 +32,13 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Set by SIGINT; the loop checks it between batches. A second Ctrl-C kills the process
-// (the handler restores the default action), which is still safe: checkpoints are
-// written atomically, so the file on disk is always the last completed one.
+// Set by SIGINT; the loop checks it between batches. The handler does nothing else (only
+// async-signal-safe work belongs in a handler). A second Ctrl-C kills the process: the
+// handler is installed with SA_RESETHAND, so the kernel restores the default action as it
+// delivers the first. That is still safe: checkpoints are written atomically, so the file
+// on disk is always the last completed one.
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_sigint(int) {
-  g_interrupted = 1;
-  std::signal(SIGINT, SIG_DFL);
-}
+extern "C" void on_sigint(int) { g_interrupted = 1; }
 
 /// Fashion-MNIST / MNIST pixel statistics of the training split (after /255), the usual
 /// Normalize constants.
@@ -155,8 +156,13 @@ nlohmann::json history_json(const std::vector<EpochMetrics>& h) {
 }
 
 std::vector<EpochMetrics> history_from_json(const std::string& s) {
+  if (size_t at = io::json_depth_violation(s); at != std::string::npos)
+    throw ValueError("nests deeper than " + std::to_string(io::kJsonMaxDepth) + " levels (at character " +
+                     std::to_string(at) + ")");
   std::vector<EpochMetrics> h;
-  for (const auto& r : nlohmann::json::parse(s)) {
+  const nlohmann::json rows = nlohmann::json::parse(s);
+  if (!rows.is_array()) throw ValueError("train.history is not an array");
+  for (const auto& r : rows) {
     EpochMetrics m;
     // JSON has no nan/inf: nlohmann writes them as null (a --on-nonfinite warn run).
     auto num = [&](size_t i) { return r.at(i).is_null() ? std::nan("") : r.at(i).get<double>(); };
@@ -238,15 +244,21 @@ double parse_double(const std::string& flag, const std::string& v, bool positive
 
 int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo,
                   int64_t hi = std::numeric_limits<int64_t>::max()) {
+  const std::string expected = "expected an integer " + (hi == std::numeric_limits<int64_t>::max()
+                                                              ? ">= " + std::to_string(lo)
+                                                              : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  bool too_large = false;
   try {
     size_t pos = 0;
     long long x = std::stoll(v, &pos);
     if (pos == v.size() && x >= lo && x <= hi) return x;
+    too_large = pos == v.size() && x > hi;
+  } catch (const std::out_of_range&) {
+    too_large = v.find('-') == std::string::npos;  // stoll overflows: too large (or too small) for int64
   } catch (const std::exception&) {
   }
-  throw ValueError("[tandem train] " + flag + " got \"" + v + "\", expected an integer " +
-                   (hi == std::numeric_limits<int64_t>::max() ? ">= " + std::to_string(lo)
-                                                              : "in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]"));
+  throw ValueError("[tandem train] " + flag + " got " + io::excerpt(v) + (too_large ? ", which is too large; " : ", ") +
+                   expected);
 }
 
 std::string choice(const std::string& flag, const std::string& v, std::initializer_list<const char*> options) {
@@ -272,6 +284,12 @@ std::shared_ptr<const data::Dataset> load_split(const std::string& dataset, cons
   std::shared_ptr<const data::Dataset> base;
   if (dataset == "fashion-mnist") base = std::make_shared<data::datasets::FashionMNIST>(root, train);
   else base = std::make_shared<data::datasets::MNIST>(root, train);
+  // The models take 28x28 images: refuse other sizes now, naming the file, not mid-epoch.
+  const auto& mnist = static_cast<const data::datasets::MNIST&>(*base);
+  if (mnist.images().size(1) != 28 || mnist.images().size(2) != 28)
+    throw RuntimeError("[tandem train] " + mnist.images_file() + " holds images of " +
+                       std::to_string(mnist.images().size(1)) + "x" + std::to_string(mnist.images().size(2)) +
+                       " pixels; the models take 28x28 (MNIST-style) images");
   if (limit > 0 && limit < base->size()) {
     std::vector<int64_t> idx(static_cast<size_t>(limit));
     for (int64_t i = 0; i < limit; ++i) idx[static_cast<size_t>(i)] = i;
@@ -667,8 +685,17 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       start_epoch = parse_int("train.epoch", resume_meta.at("train.epoch"), 0);
       result.history = history_from_json(resume_meta.at("train.history"));
     } catch (const std::exception& e) {
-      throw RuntimeError(where + ": malformed train.epoch / train.history metadata: " + e.what());
+      throw RuntimeError(where + ": malformed train.epoch / train.history metadata: " + io::clip(e.what()));
     }
+    // The history must be the epochs 1..train.epoch, one row each: anything else means an
+    // edited or mixed-up file, and resuming would misnumber epochs or plot a wrong curve.
+    for (size_t i = 0; i < result.history.size(); ++i)
+      if (result.history[i].epoch != static_cast<int64_t>(i) + 1)
+        throw RuntimeError(where + ": inconsistent metadata: train.history row " + std::to_string(i) + " is epoch " +
+                           std::to_string(result.history[i].epoch) + ", expected " + std::to_string(i + 1));
+    if (static_cast<int64_t>(result.history.size()) != start_epoch)
+      throw RuntimeError(where + ": inconsistent metadata: train.epoch is " + std::to_string(start_epoch) +
+                         " but train.history holds " + std::to_string(result.history.size()) + " epoch(s)");
     io::load_checkpoint(c.checkpoint, *model, opt.get());
     if (sched) {
       auto it = resume_meta.find("train.scheduler");
@@ -687,8 +714,15 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
   // or on an error.
   g_interrupted = 0;
   struct SigintGuard {
-    void (*previous)(int) = std::signal(SIGINT, on_sigint);
-    ~SigintGuard() { std::signal(SIGINT, previous); }
+    struct sigaction previous {};
+    SigintGuard() {
+      struct sigaction sa {};
+      sa.sa_handler = on_sigint;
+      sigemptyset(&sa.sa_mask);
+      sa.sa_flags = SA_RESETHAND | SA_RESTART;  // one-shot; interrupted reads and writes resume
+      sigaction(SIGINT, &sa, &previous);
+    }
+    ~SigintGuard() { sigaction(SIGINT, &previous, nullptr); }
   } sigint_guard;
 
   const int64_t n_train = train_set->size();
