@@ -65,6 +65,19 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
   return format == "dot" ? cap.graph.to_dot() : cap.graph.to_text();
 }
 
+namespace {
+/// "tandem dump: " and the message, without the "[tandem dump] " the message may start with.
+std::string dump_error_text(const std::exception& e) {
+  std::string m = e.what();
+  const std::string own = "[tandem dump] ";
+  if (m.rfind(own, 0) == 0) m.erase(0, own.size());
+  return "tandem dump: " + m;
+}
+// Largest --batch: the graph does not depend on it beyond the sizes, and a huge batch
+// would only allocate a huge input tensor.
+constexpr int64_t kMaxDumpBatch = int64_t{1} << 20;
+}  // namespace
+
 int dump_main(const std::vector<std::string>& args) {
   std::string model = "mlp", format = "text";
   int64_t batch = 1;
@@ -92,21 +105,27 @@ int dump_main(const std::vector<std::string>& args) {
       else if (a == "--format") format = v;
       else {
         size_t pos = 0;
+        bool too_large = false;
         try {
           batch = std::stoll(v, &pos);
+        } catch (const std::out_of_range&) {
+          too_large = v.find('-') == std::string::npos;
         } catch (const std::exception&) {
           pos = 0;
         }
+        too_large = too_large || (pos == v.size() && batch > kMaxDumpBatch);
+        TANDEM_CHECK(!too_large, ValueError, "tandem dump", "--batch got \"", v, "\", which is too large; expected an integer in [1, ",
+                     kMaxDumpBatch, "]");
         TANDEM_CHECK(pos == v.size() && pos > 0, ValueError, "tandem dump", "--batch got \"", v, "\", expected an integer");
       }
     }
     std::cout << dump_model_graph(model, batch, format, raw, training);
     return 0;
   } catch (const ValueError& e) {
-    std::cerr << "tandem dump: " << e.what() << "\n";
+    std::cerr << dump_error_text(e) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "tandem dump: " << e.what() << "\n";
+    std::cerr << dump_error_text(e) << "\n";
     return 1;
   }
 }

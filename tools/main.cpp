@@ -1,6 +1,6 @@
 // The `tandem` command-line program. Subcommands: train (the main job: train a network on
-// Fashion-MNIST, see train.h), dump (the captured graph of a model, dump.h), demo (a tour
-// of the tensor library).
+// Fashion-MNIST, see train.h), eval and predict (use a checkpoint, eval.h), dump (the
+// captured graph of a model, dump.h), demo (a tour of the tensor library).
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -8,6 +8,7 @@
 
 #include "tandem/tandem.h"
 #include "dump.h"
+#include "eval.h"
 #include "train.h"
 
 namespace {
@@ -65,12 +66,25 @@ int demo() {
 }
 
 void usage(std::ostream& os) {
-  os << "usage: tandem <command>\n\n"
+  os << "usage: tandem <command> [FLAGS]\n\n"
         "commands:\n"
-        "  train    train an MLP or CNN on Fashion-MNIST (tandem train --help)\n"
-        "  dump     print the graph compiled mode captures for a model (tandem dump --help)\n"
-        "  demo     a tour of the tensor library: tensors, views, promotion, autograd, profiler\n"
-        "  --help   this text\n";
+        "  train      train an MLP or CNN on Fashion-MNIST (tandem train --help)\n"
+        "  eval       test loss, accuracy, per-class accuracy and confusion matrix of a checkpoint\n"
+        "             (tandem eval --help)\n"
+        "  predict    classify data set examples or an IDX file's images with a checkpoint\n"
+        "             (tandem predict --help)\n"
+        "  dump       print the graph compiled mode captures for a model (tandem dump --help)\n"
+        "  demo       a tour of the tensor library: tensors, views, promotion, autograd, profiler\n"
+        "  --version  the version of tandem\n"
+        "  --help     this text\n";
+}
+
+std::string demo_usage() {
+  return "usage: tandem demo\n\n"
+         "A tour of the tensor library, printed: tensors, views sharing storage, type promotion,\n"
+         "autograd (first and second derivatives), the profiler and the allocator's statistics.\n"
+         "Takes no flags.\n\n"
+         "  --help   this text\n";
 }
 
 }  // namespace
@@ -86,7 +100,29 @@ int main(int argc, char** argv) {
       usage(std::cout);
       return 0;
     }
-    if (cmd == "demo") return demo();
+    if (cmd == "--version" || cmd == "version") {
+      if (argc > 2) {
+        std::cerr << "tandem: --version takes no arguments, got \"" << argv[2] << "\"\n";
+        return 2;
+      }
+      std::cout << "tandem " << TANDEM_VERSION << "\n";
+      return 0;
+    }
+    if (cmd == "demo") {
+      for (int i = 2; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+          std::cout << demo_usage();
+          return 0;
+        }
+      }
+      if (argc > 2) {
+        std::cerr << "tandem demo: unknown argument \"" << argv[2] << "\" (see tandem demo --help)\n";
+        return 2;
+      }
+      return demo();
+    }
+    if (cmd == "eval") return tandem::tools::eval_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "predict") return tandem::tools::predict_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "dump") return tandem::tools::dump_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "train") return tandem::tools::train_main(std::vector<std::string>(argv + 2, argv + argc));
     std::cerr << "tandem: unknown command '" << cmd << "'\n";

@@ -206,8 +206,20 @@ TEST(MNIST, ClearErrorsForMissingOrInconsistentData) {
     expect_error_with<RuntimeError>([&] { datasets::MNIST(dir.file("a-file")); }, dir.file("a-file") + " is not a directory");
   }
   expect_error_with<RuntimeError>([&] { datasets::MNIST m(dir.path()); }, "no train-images-idx3-ubyte.gz");
+  // A directory of the user's own: where the files go, no Debian package hint (that
+  // hint is for the default root only, where the package puts them).
   expect_error_with<RuntimeError>([&] { datasets::FashionMNIST f(dir.path()); },
-                                  "install the Debian package dataset-fashion-mnist");
+                                  "put Fashion-MNIST's IDX files (train-images-idx3-ubyte.gz, ...) there");
+  try {
+    datasets::FashionMNIST f(dir.path());
+  } catch (const RuntimeError& e) {
+    EXPECT_EQ(std::string(e.what()).find("Debian"), std::string::npos) << e.what();
+  }
+  // A directory where an IDX file should be: said so, not "missing".
+  std::filesystem::create_directories(dir.file("train-images-idx3-ubyte.gz"));
+  expect_error_with<RuntimeError>([&] { datasets::MNIST m(dir.path()); },
+                                  dir.file("train-images-idx3-ubyte.gz") + " is a directory, expected a file");
+  std::filesystem::remove(dir.file("train-images-idx3-ubyte.gz"));
   expect_error_with<RuntimeError>([&] { datasets::FashionMNIST f(dir.path(), false); }, dir.path());
   expect_error_with<NotImplementedError>([&] { datasets::FashionMNIST f(dir.path(), true, /*download=*/true); },
                                          "dataset-fashion-mnist");

@@ -7,11 +7,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "support/bitwise.h"
 #include "support/temp_dir.h"
 #include "support/tensor_json.h"
 #include "tandem/tandem.h"
@@ -56,7 +58,11 @@ TEST(TrainArgs, DefaultsFollowTheIssueRecipe) {
   EXPECT_DOUBLE_EQ(c.lr, 0.05);
   EXPECT_DOUBLE_EQ(c.momentum, 0.9);
   EXPECT_EQ(c.batch_size, 128);
-  EXPECT_EQ(c.checkpoint, "runs/train/checkpoint.safetensors");
+  // Without --out each run gets a new runs/N (chosen when it starts), the checkpoint in it.
+  EXPECT_EQ(c.out, "");
+  EXPECT_EQ(c.checkpoint, "");
+  EXPECT_EQ(c.lr_schedule, "none");
+  EXPECT_EQ(c.on_nonfinite, "stop");
   TrainConfig a = tools::parse_train_args({"--optimizer=adamw", "--model", "cnn", "--out", "x"});
   EXPECT_DOUBLE_EQ(a.lr, 1e-3);
   EXPECT_DOUBLE_EQ(a.weight_decay, 0.01);
@@ -83,9 +89,15 @@ TEST(TrainArgs, BadFlagsNameTheFlag) {
   expect_error({"--batch-size", "12x"}, "--batch-size got \"12x\"");
   expect_error({"--resume=yes"}, "--resume takes no value");
   expect_error({"--dataset", "mnist"}, "--dataset mnist needs --data");
+  expect_error({"--lr-schedule", "linear"}, "--lr-schedule got \"linear\", expected one of none | step | cosine | onecycle");
+  expect_error({"--lr-step-size", "0"}, "--lr-step-size got \"0\"");
+  expect_error({"--lr-pct-start", "1"}, "--lr-pct-start got \"1\"");
+  expect_error({"--on-nonfinite", "ignore"}, "--on-nonfinite got \"ignore\"");
+  expect_error({"--out", ""}, "--out got an empty path");
+  expect_error({"stray"}, "unknown flag \"stray\"");
   // --threads beyond set_num_threads' range: 2^32 + 1 was silently cut to 1 thread,
   // 2^31 silently ignored, and 100000 crashed in OpenMP.
-  expect_error({"--threads", "4294967297"}, "--threads got \"4294967297\", expected an integer in [1, 4096]");
+  expect_error({"--threads", "4294967297"}, "--threads got \"4294967297\", which is too large; expected an integer in [1, 4096]");
   expect_error({"--threads", "2147483648"}, "--threads got \"2147483648\"");
   expect_error({"--threads", "100000"}, "--threads got \"100000\"");
   EXPECT_EQ(tools::parse_train_args({"--threads", "4096"}).threads, 4096);
@@ -100,8 +112,9 @@ TEST(Train, MissingDataNamesDirectoryAndPackage) {
     tools::run_training(c, out);
     FAIL() << "no error";
   } catch (const RuntimeError& e) {
-    EXPECT_NE(std::string(e.what()).find("/nonexistent/fashion"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("dataset-fashion-mnist"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/fashion does not exist"), std::string::npos) << e.what();
+    // --data names the user's own directory: no hint to install the Debian package.
+    EXPECT_EQ(std::string(e.what()).find("dataset-fashion-mnist"), std::string::npos) << e.what();
   }
 }
 
@@ -212,6 +225,7 @@ TEST(Train, ResumeChecksSettings) {
   c.resume = true;
   c.epochs = 2;
   c.lr = 0.01;
+  c.given.insert("lr");  // as if typed: a flag given on --resume must agree with the checkpoint
   try {
     tools::run_training(c, log);
     FAIL() << "resumed with another --lr";
@@ -254,6 +268,7 @@ TEST(Train, ResumeNamesTheMismatchedSetting) {
   TrainConfig r = c;
   r.resume = true;
   r.epochs = 2;
+  r.given.insert({"model", "optimizer", "lr"});  // as if typed on the command line
   r.model = "cnn";
   std::string msg = run_error(r, log);
   EXPECT_NE(msg.find("was made with --model mlp, this run has --model cnn"), std::string::npos) << msg;
@@ -310,18 +325,29 @@ TEST(Train, UnusableOutputPlacesFailBeforeTraining) {
   EXPECT_EQ(log.str().find("epoch 1/"), std::string::npos) << log.str();
 }
 
-TEST(Train, CompiledModeEvaluatesLikeEager) {
+TEST(Train, CompiledModeTrainsAndEvaluatesLikeEagerBitwise) {
   REQUIRE_DATA();
   std::ostringstream log;
-  TrainConfig c = small_config(tmpdir("eager"), 1);
+  TrainConfig c = small_config(tmpdir("eager"), 2);
   auto re = tools::run_training(c, log);
   c.mode = "compiled";
   c.out = tmpdir("compiled");
   c.checkpoint = c.out + "/checkpoint.safetensors";
   auto rc = tools::run_training(c, log);
-  EXPECT_EQ(re.history[0].train_loss, rc.history[0].train_loss);
-  EXPECT_EQ(re.history[0].test_accuracy, rc.history[0].test_accuracy);
-  EXPECT_NEAR(re.history[0].test_loss, rc.history[0].test_loss, 1e-6);
+  ASSERT_EQ(re.history.size(), 2u);
+  ASSERT_EQ(rc.history.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {  // forward + backward compiled: the same losses, bit for bit
+    EXPECT_EQ(re.history[e].train_loss, rc.history[e].train_loss) << "epoch " << e + 1;
+    EXPECT_EQ(re.history[e].test_accuracy, rc.history[e].test_accuracy) << "epoch " << e + 1;
+    EXPECT_EQ(re.history[e].test_loss, rc.history[e].test_loss) << "epoch " << e + 1;
+  }
+  // ... and the same trained parameters.
+  io::Checkpoint ke = io::read_checkpoint(re.checkpoint), kc = io::read_checkpoint(rc.checkpoint);
+  ASSERT_EQ(ke.model.size(), kc.model.size());
+  for (size_t k = 0; k < ke.model.size(); ++k) {
+    EXPECT_EQ(ke.model[k].first, kc.model[k].first);
+    EXPECT_TRUE(tandem_test::bitwise_equal(ke.model[k].second, kc.model[k].second)) << ke.model[k].first;
+  }
 }
 
 // Ctrl-C during the second epoch: exit status 130, and the checkpoint of epoch 1 loads.
@@ -385,6 +411,272 @@ TEST(Train, CtrlCBeforeTheFirstEpochPointsAtNoCheckpoint) {
   EXPECT_NE(text.find("no checkpoint written"), std::string::npos) << text;
   EXPECT_EQ(text.find("--resume"), std::string::npos) << text;
   EXPECT_NE(text.find("checkpoint: none"), std::string::npos) << text;
+}
+
+
+// ---- issue 11: numbered run directories, summary, schedules, resume from the checkpoint's
+// settings, per-epoch outputs, non-finite losses, the curves picture ----
+
+TEST(Train, NewRunDirNumbersRunsWithoutReplacingAny) {
+  const std::string root = tmpdir("numbered");
+  EXPECT_EQ(tools::new_run_dir(root), root + "/1");
+  EXPECT_EQ(tools::new_run_dir(root), root + "/2");
+  fs::create_directories(root + "/7");
+  fs::create_directories(root + "/notes");
+  fs::create_directories(root + "/08x");
+  EXPECT_EQ(tools::new_run_dir(root), root + "/8");
+  EXPECT_TRUE(fs::is_directory(root + "/8"));
+  { std::ofstream(tmpdir("numbered-file")) << "x"; }
+  EXPECT_THROW(tools::new_run_dir(tmpdir("numbered-file")), RuntimeError);
+}
+
+/// Runs `c` with the current directory set to `dir` (the default runs/ is relative).
+tools::TrainResult run_in(const std::string& dir, const TrainConfig& c, std::ostream& log) {
+  const fs::path old = fs::current_path();
+  fs::create_directories(dir);
+  fs::current_path(dir);
+  try {
+    auto r = tools::run_training(c, log);
+    fs::current_path(old);
+    return r;
+  } catch (...) {
+    fs::current_path(old);
+    throw;
+  }
+}
+
+TEST(Train, RunsWithoutOutGetNumberedDirectoriesAndASummary) {
+  REQUIRE_DATA();
+  const std::string cwd = tmpdir("cwd");
+  TrainConfig c = tools::parse_train_args({"--epochs", "2", "--train-limit", "256", "--test-limit", "100",
+                                           "--batch-size", "64", "--progress", "none"});
+  std::ostringstream log1, log2;
+  auto r1 = run_in(cwd, c, log1);
+  auto r2 = run_in(cwd, c, log2);
+  EXPECT_EQ(r1.out, "runs/1");
+  EXPECT_EQ(r2.out, "runs/2");
+  EXPECT_EQ(log1.str().rfind("run directory: runs/1\n", 0), 0u) << log1.str();
+  EXPECT_TRUE(fs::exists(cwd + "/runs/1/checkpoint.safetensors"));
+  EXPECT_TRUE(fs::exists(cwd + "/runs/2/metrics.csv"));
+  // The last line: final and best accuracy, wall time.
+  std::string text = log1.str();
+  text.pop_back();
+  const std::string last = text.substr(text.rfind('\n') + 1);
+  const auto& h = r1.history;
+  ASSERT_EQ(h.size(), 2u);
+  const auto& best = h[1].test_accuracy > h[0].test_accuracy ? h[1] : h[0];  // the first best
+  char expect[200];
+  std::snprintf(expect, sizeof expect, "summary: final test accuracy %.2f%% (epoch 2), best %.2f%% (epoch %d), wall time ",
+                100 * h[1].test_accuracy, 100 * best.test_accuracy, static_cast<int>(best.epoch));
+  EXPECT_EQ(last.rfind(expect, 0), 0u) << last;
+  EXPECT_NE(last.find("evaluation included"), std::string::npos) << last;
+  EXPECT_GE(r1.wall_seconds, h[0].seconds + h[1].seconds);
+}
+
+TEST(Train, LrSchedulesFollowPyTorch) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  auto run = [&](std::vector<std::string> extra, const std::string& name) {
+    std::vector<std::string> args = {"--epochs", "3", "--train-limit", "256", "--test-limit", "100", "--batch-size",
+                                     "64", "--progress", "none", "--out", tmpdir(name)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return tools::run_training(tools::parse_train_args(args), log);
+  };
+  // StepLR(step_size=1, gamma=0.5): 0.05, 0.025, 0.0125 (the lr each epoch trained with).
+  auto s = run({"--lr-schedule", "step", "--lr-step-size", "1", "--lr-gamma", "0.5"}, "step");
+  ASSERT_EQ(s.history.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.history[0].lr, 0.05);
+  EXPECT_DOUBLE_EQ(s.history[1].lr, 0.025);
+  EXPECT_DOUBLE_EQ(s.history[2].lr, 0.0125);
+  // CosineAnnealingLR(T_max=3 by default = epochs, eta_min=0.01): eta_min + (lr - eta_min)(1 + cos(pi e / 3)) / 2.
+  auto c = run({"--lr-schedule", "cosine", "--lr-min", "0.01"}, "cosine");
+  EXPECT_DOUBLE_EQ(c.history[0].lr, 0.05);
+  EXPECT_NEAR(c.history[1].lr, 0.01 + 0.04 * (1 + std::cos(M_PI / 3)) / 2, 1e-12);
+  EXPECT_NEAR(c.history[2].lr, 0.01 + 0.04 * (1 + std::cos(2 * M_PI / 3)) / 2, 1e-12);
+  // OneCycleLR(max_lr=0.1): starts at max_lr / 25; the peak is inside the run.
+  auto o = run({"--lr-schedule", "onecycle", "--lr-max", "0.1"}, "onecycle");
+  EXPECT_DOUBLE_EQ(o.history[0].lr, 0.1 / 25);
+  EXPECT_GT(o.history[1].lr, o.history[0].lr);
+  EXPECT_LT(o.history[1].lr, 0.1);
+  // Parameters of another schedule, and a 1cycle that cannot fit the epochs, are refused.
+  TrainConfig bad = tools::parse_train_args({"--lr-step-size", "2", "--out", tmpdir("bad-sched")});
+  std::string msg = run_error(bad, log);
+  EXPECT_NE(msg.find("--lr-step-size does not apply to --lr-schedule none"), std::string::npos) << msg;
+  bad = tools::parse_train_args({"--lr-schedule", "onecycle", "--lr-t-max", "2", "--epochs", "3", "--out",
+                                 tmpdir("bad-sched")});
+  msg = run_error(bad, log);
+  EXPECT_NE(msg.find("runs past the onecycle schedule of 2 epochs"), std::string::npos) << msg;
+}
+
+TEST(Train, ResumeTakesTheCheckpointsSettings) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  const std::string dir = tmpdir("resume-settings");
+  const std::vector<std::string> flags = {"--optimizer", "adam", "--lr", "0.002", "--batch-size", "32",
+                                          "--train-limit", "256", "--test-limit", "100", "--progress", "none",
+                                          "--lr-schedule", "cosine", "--lr-t-max", "4", "--seed", "3"};
+  // Uninterrupted: 3 epochs.
+  auto full_args = flags;
+  full_args.insert(full_args.end(), {"--epochs", "3", "--out", tmpdir("resume-full")});
+  auto full = tools::run_training(tools::parse_train_args(full_args), log);
+  // 1 epoch, then --resume naming only the directory and the new total.
+  auto first_args = flags;
+  first_args.insert(first_args.end(), {"--epochs", "1", "--out", dir});
+  tools::run_training(tools::parse_train_args(first_args), log);
+  std::ostringstream rlog;
+  auto resumed = tools::run_training(tools::parse_train_args({"--resume", "--out", dir, "--epochs", "3", "--progress", "none"}), rlog);
+  EXPECT_NE(rlog.str().find("adam lr 0.002 (cosine schedule), batch 32"), std::string::npos) << rlog.str();
+  ASSERT_EQ(resumed.history.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(resumed.history[i].train_loss, full.history[i].train_loss) << i;
+    EXPECT_EQ(resumed.history[i].lr, full.history[i].lr) << i;
+  }
+  // A flag given that differs is still refused by name; one that agrees is fine.
+  std::string msg = run_error(tools::parse_train_args({"--resume", "--out", dir, "--batch-size", "64"}), log);
+  EXPECT_NE(msg.find("was made with --batch-size 32, this run has --batch-size 64"), std::string::npos) << msg;
+  msg = run_error(tools::parse_train_args({"--resume", "--out", dir, "--lr-schedule", "step"}), log);
+  EXPECT_NE(msg.find("was made with --lr-schedule cosine"), std::string::npos) << msg;
+  // Resuming a finished run (--epochs from the checkpoint: 3) evaluates and says so.
+  std::ostringstream flog;
+  auto fin = tools::run_training(tools::parse_train_args({"--resume", "--out", dir, "--optimizer", "adam"}), flog);
+  EXPECT_TRUE(fin.evaluated_only);
+  EXPECT_EQ(fin.history.size(), 3u);
+  EXPECT_NE(flog.str().find("the run is finished: the checkpoint is at epoch 3 and --epochs is 3; evaluating it"),
+            std::string::npos)
+      << flog.str();
+  EXPECT_EQ(fin.final_test_accuracy, full.history[2].test_accuracy);
+  EXPECT_NE(flog.str().find("summary: finished run evaluated, test accuracy"), std::string::npos) << flog.str();
+  // --resume without a place to resume from.
+  msg = run_error(tools::parse_train_args({"--resume"}), log);
+  EXPECT_NE(msg.find("--resume needs the run to continue: --out DIR"), std::string::npos) << msg;
+}
+
+TEST(Train, MetricsAndCurvesAreWrittenEveryEpochAndTheTitleSaysWhat) {
+  REQUIRE_DATA();
+  const std::string out = tmpdir("per-epoch");
+  // Killed outright (SIGKILL, no handler runs) after epoch 1's checkpoint: the files of
+  // the finished epochs are there and complete.
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    int fd = open("/dev/null", O_WRONLY);
+    dup2(fd, 1);
+    execl(TANDEM_CLI_PATH, TANDEM_CLI_PATH, "train", "--epochs", "50", "--train-limit", "2000", "--test-limit", "200",
+          "--batch-size", "100", "--threads", "1", "--progress", "none", "--out", out.c_str(),
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  // curves.svg is the last file written after an epoch.
+  while (!fs::exists(out + "/curves.svg") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  kill(pid, SIGKILL);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  const std::string csv = read_file(out + "/metrics.csv");
+  ASSERT_EQ(csv.rfind("epoch,train_loss,", 0), 0u) << csv;
+  EXPECT_NE(csv.find("\n1,"), std::string::npos) << csv;
+  const std::string svg = read_file(out + "/curves.svg");
+  EXPECT_EQ(svg.rfind("<svg", 0), 0u);
+  EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
+  EXPECT_NE(svg.find("sgd lr 0.05, batch size 100, subset: 2000 train / 200 test examples"), std::string::npos);
+}
+
+TEST(Train, CheckpointAmongTheRunsOutputsAndUnwritableOutAreRefusedAtStart) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  TrainConfig c = small_config(tmpdir("own"), 1);
+  for (const char* own : {"metrics.csv", "curves.svg"}) {
+    c.checkpoint = tmpdir("own") + "/./" + own;
+    const std::string msg = run_error(c, log);
+    EXPECT_NE(msg.find("is the run's own output file"), std::string::npos) << msg;
+  }
+  // /proc/self is a directory nobody (not even root) can create files in: the probe file
+  // finds that before training.
+  c = small_config("/proc/self", 1);
+  c.checkpoint = tmpdir("own") + "/ck.safetensors";
+  const std::string msg = run_error(c, log);
+  EXPECT_NE(msg.find("--out: cannot write to the directory /proc/self"), std::string::npos) << msg;
+  EXPECT_EQ(log.str().find("epoch 1/"), std::string::npos) << log.str();
+}
+
+TEST(Train, NonFiniteLossStopsOrWarns) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  TrainConfig c = small_config(tmpdir("diverge"), 2);
+  c.lr = 1e6;
+  c.given.insert("lr");
+  auto r = tools::run_training(c, log);
+  ASSERT_FALSE(r.stopped.empty()) << log.str();
+  EXPECT_NE(r.stopped.find("the training loss is "), std::string::npos) << r.stopped;
+  EXPECT_NE(r.stopped.find("at epoch 1, batch "), std::string::npos) << r.stopped;
+  EXPECT_NE(log.str().find("stopped: the training loss is"), std::string::npos) << log.str();
+  EXPECT_NE(log.str().find("--on-nonfinite warn"), std::string::npos) << log.str();
+  EXPECT_TRUE(r.history.empty());
+  EXPECT_FALSE(fs::exists(c.checkpoint));  // no checkpoint of a diverged model
+
+  std::ostringstream wlog;
+  c.on_nonfinite = "warn";
+  c.out = tmpdir("diverge-warn");
+  c.checkpoint = c.out + "/checkpoint.safetensors";
+  r = tools::run_training(c, wlog);
+  EXPECT_TRUE(r.stopped.empty());
+  ASSERT_EQ(r.history.size(), 2u);
+  EXPECT_FALSE(std::isfinite(r.history[1].train_loss));
+  EXPECT_NE(wlog.str().find("warning: the training loss is"), std::string::npos) << wlog.str();
+  const std::string svg = read_file(r.curves_svg);
+  EXPECT_NE(svg.find("train loss nan"), std::string::npos) << svg;  // the marker's label
+  // No coordinate is nan or inf.
+  for (const char* bad : {"=\"nan", "=\"-nan", "=\"inf", "=\"-inf", ",nan", ",inf", ",-nan", ",-inf", " nan,", " inf,"})
+    EXPECT_EQ(svg.find(bad), std::string::npos) << bad;
+}
+
+std::string attr_after(const std::string& svg, const std::string& anchor, const std::string& attr) {
+  size_t p = svg.find(anchor);
+  if (p == std::string::npos) return "";
+  size_t tag = svg.rfind('<', p);
+  size_t a = svg.find(attr + "=\"", tag);
+  return a == std::string::npos ? "" : svg.substr(a + attr.size() + 2, svg.find('"', a + attr.size() + 2) - a - attr.size() - 2);
+}
+
+TEST(Curves, OneEpochIsVisibleAndTheLegendStaysOffTheCurves) {
+  tools::EpochMetrics m{1, 0.8, 0.7, 0.75, 0.05, 1, 100};
+  const std::string svg = tools::curves_svg({m}, "t");
+  // One point per series, drawn larger and in the middle of the panel (x 60..435).
+  size_t circles = 0;
+  for (size_t p = svg.find("<circle"); p != std::string::npos; p = svg.find("<circle", p + 1)) ++circles;
+  EXPECT_EQ(circles, 3u);
+  EXPECT_EQ(attr_after(svg, "<circle", "cx"), "247.5");
+  EXPECT_EQ(attr_after(svg, "<circle", "r"), "5");
+  // The legend lies above the plot area (the first <rect> after the title is the frame).
+  const double frame_top = std::stod(attr_after(svg, "<rect x=\"60\"", "y"));
+  const double legend_y = std::stod(attr_after(svg, ">train loss</text>", "y"));
+  EXPECT_LT(legend_y, frame_top);
+  // Every point is inside the frame, below the legend.
+  for (size_t p = svg.find("<circle"); p != std::string::npos; p = svg.find("<circle", p + 1))
+    EXPECT_GT(std::stod(attr_after(svg.substr(p), "<circle", "cy")), frame_top);
+  // A nan between finite epochs: two points, a gap (no polyline through it), a marker.
+  std::vector<tools::EpochMetrics> h = {m, m, m};
+  h[1].epoch = 2;
+  h[2].epoch = 3;
+  h[1].train_loss = std::nan("");
+  h[2].train_loss = INFINITY;
+  const std::string g = tools::curves_svg(h, "t");
+  EXPECT_NE(g.find("train loss nan"), std::string::npos);
+  EXPECT_NE(g.find("train loss inf"), std::string::npos);
+  EXPECT_EQ(g.find("nan,"), std::string::npos);
+  EXPECT_EQ(g.find("inf,"), std::string::npos);
+  // A huge finite loss alone (1e33: +-0.5 vanishes in doubles there) still gets a range.
+  h[0].train_loss = 6e33;
+  const std::string big = tools::curves_svg(h, "t");
+  for (const char* bad : {"=\"nan", "=\"-nan", "=\"inf", "=\"-inf", ",nan", ",inf", ",-nan", ",-inf"})
+    EXPECT_EQ(big.find(bad), std::string::npos) << bad << "\n" << big;
+  const double cy = std::stod(attr_after(big, "<circle", "cy"));
+  EXPECT_GT(cy, frame_top);
+  EXPECT_LT(cy, 400);
+  const std::string title = tools::curves_svg({}, "a <b> & c");
+  EXPECT_NE(title.find("a &lt;b&gt; &amp; c"), std::string::npos);
+  EXPECT_EQ(title.substr(title.size() - 7), "</svg>\n");
 }
 
 }  // namespace

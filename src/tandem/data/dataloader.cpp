@@ -1,6 +1,9 @@
 // DataLoader: epoch orders, synchronous and prefetching iteration (see dataloader.h).
 #include "tandem/data/dataloader.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -82,7 +85,22 @@ struct EpochRun {
   }
 
   void start() {
-    if (prefetch && num_batches > 0) worker = std::thread([this] { produce(); });
+    if (!prefetch || num_batches == 0) return;
+    // The worker is born with every asynchronous signal blocked (a thread inherits its
+    // creator's mask), so Ctrl-C and friends always reach the application's own threads:
+    // their handlers never run on this thread, mid-batch, and it is never interrupted
+    // while the consumer stops and joins it.
+    sigset_t all, old;
+    sigfillset(&all);
+    for (int sync : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP}) sigdelset(&all, sync);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    try {
+      worker = std::thread([this] { produce(); });
+    } catch (...) {
+      pthread_sigmask(SIG_SETMASK, &old, nullptr);
+      throw;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
   }
 
   void produce() {

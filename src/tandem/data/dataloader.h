@@ -12,7 +12,9 @@
 // iteration (like DistributedSampler.set_epoch, but without it the epochs still differ).
 //
 // Prefetch. With prefetch on, begin() starts a thread that builds batches in order into a
-// queue of at most 2 while the caller trains on the current one. Breaking out of the loop
+// queue of at most 2 while the caller trains on the current one. The thread blocks all
+// asynchronous signals (SIGINT, SIGTERM, ...), so an application's handlers run on its
+// own threads only. Breaking out of the loop
 // (destroying the iterator), starting a new iteration or destroying the loader stops the
 // thread cleanly; an exception thrown while building a batch is rethrown by the
 // iterator when that batch is reached, and ends the iteration. Batches are built with

@@ -254,6 +254,9 @@ std::string find_idx(const std::string& root, const std::string& name, const cha
   const std::string base = root + (root.empty() || root.back() == '/' ? "" : "/") + name;
   if (is_file(base + ".gz")) return base + ".gz";
   if (is_file(base)) return base;
+  for (const std::string& p : {base + ".gz", base})
+    if (::stat(p.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+      throw RuntimeError(str_cat("[", fn, "] ", p, " is a directory, expected a file"));
   throw RuntimeError(str_cat("[", fn, "] dataset directory ", root, " has no ", name, ".gz (or ", name, "); ", hint));
 }
 
@@ -278,6 +281,7 @@ MNIST::MNIST(const std::string& root, bool train, const char* name, const std::s
   const std::string split = train ? "train" : "t10k";
   const std::string images_path = find_idx(root, split + "-images-idx3-ubyte", name, missing_hint);
   const std::string labels_path = find_idx(root, split + "-labels-idx1-ubyte", name, missing_hint);
+  images_file_ = images_path;
   images_ = read_idx(images_path);
   labels_ = read_idx(labels_path);
   TANDEM_CHECK(images_.dtype() == kUInt8 && images_.dim() == 3, RuntimeError, name, images_path, ": got ",
@@ -324,7 +328,9 @@ Tensor MNIST::targets() const { return labels_.to(kInt64); }
 
 FashionMNIST::FashionMNIST(const std::string& root, bool train, bool download)
     : MNIST(refuse_download(root, download), train, "FashionMNIST",
-            str_cat("install the Debian package dataset-fashion-mnist (it puts the files in ", kDefaultRoot, ")")) {}
+            root == kDefaultRoot
+                ? str_cat("install the Debian package dataset-fashion-mnist (it puts the files in ", kDefaultRoot, ")")
+                : std::string("put Fashion-MNIST's IDX files (train-images-idx3-ubyte.gz, ...) there")) {}
 
 const std::vector<std::string>& FashionMNIST::classes() {
   static const std::vector<std::string> names = {"T-shirt/top", "Trouser", "Pullover", "Dress", "Coat",

@@ -167,6 +167,8 @@ class MNIST : public Dataset {
   Tensor targets() const;
   /// Whether this is the training split.
   bool train() const { return train_; }
+  /// The path of the images file read (for messages about its contents).
+  const std::string& images_file() const { return images_file_; }
 
  protected:
   /// Loads a split for a subclass: `name` prefixes errors, `missing_hint` says how to
@@ -175,6 +177,7 @@ class MNIST : public Dataset {
 
  private:
   Tensor images_, labels_;
+  std::string images_file_;
   bool train_ = true;
 };
 
@@ -188,7 +191,8 @@ class FashionMNIST : public MNIST {
   static constexpr const char* kDefaultRoot = "/usr/share/datasets/fashion-mnist";
   /// Loads the split from `root`. `download` must be false: tandem never fetches data
   /// (NotImplementedError, naming the Debian package). Missing files raise RuntimeError
-  /// naming the directory and "install the Debian package dataset-fashion-mnist".
+  /// naming the directory and, when root is kDefaultRoot, "install the Debian package
+  /// dataset-fashion-mnist" (a directory of the user's own gets no such hint).
   explicit FashionMNIST(const std::string& root = kDefaultRoot, bool train = true, bool download = false);
   /// Class names by label: "T-shirt/top", "Trouser", ..., "Ankle boot".
   static const std::vector<std::string>& classes();

@@ -20,6 +20,9 @@ namespace {
 // First allocation for the data; larger files grow the buffer geometrically as the
 // stream proves it holds the bytes.
 constexpr uint64_t kInitialChunk = uint64_t{64} << 20;
+// The most bytes deflate can expand one compressed byte into (258-byte matches coded in
+// 2 bits: zlib's documented limit is 1032:1).
+constexpr uint64_t kGzipMaxRatio = 1032;
 
 std::string hex_byte(uint8_t b) {
   const char* digits = "0123456789ABCDEF";
@@ -40,6 +43,7 @@ class IdxStream {
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) fail_at_open(std::strerror(errno));
     if (S_ISDIR(st.st_mode)) fail_at_open("is a directory, expected a file");
+    file_size_ = static_cast<uint64_t>(st.st_size);
     f_ = gzopen(path.c_str(), "rb");
     if (!f_) fail_at_open(errno ? std::strerror(errno) : "out of memory");
     gzbuffer(f_, 1 << 18);
@@ -51,6 +55,10 @@ class IdxStream {
   IdxStream& operator=(const IdxStream&) = delete;
 
   uint64_t offset() const { return pos_; }
+  /// The size of the file on disk (compressed, for a gzip file).
+  uint64_t file_size() const { return file_size_; }
+  /// True when the file is gzip'd (valid after the first read).
+  bool compressed() const { return gzdirect(f_) == 0; }
 
   /// Reads up to n bytes; fewer only at the end of the stream.
   uint64_t read(void* dst, uint64_t n) {
@@ -81,19 +89,33 @@ class IdxStream {
   [[noreturn]] void fail_stream() const {
     int err = Z_OK;
     const char* msg = gzerror(f_, &err);
-    fail(pos_, str_cat("cannot read the stream (", err == Z_ERRNO ? std::strerror(errno) : msg,
-                       "): corrupt or truncated gzip data?"));
+    if (err == Z_ERRNO) fail(pos_, str_cat("cannot read the file: ", std::strerror(errno)));
+    fail(pos_, damage_text(msg));
   }
   void check_clean_eof() const {
     int err = Z_OK;
     const char* msg = gzerror(f_, &err);
-    if (err != Z_OK && err != Z_STREAM_END)
-      fail(pos_, str_cat("gzip stream ends abruptly or is corrupt (", msg, ")"));
+    if (err != Z_OK && err != Z_STREAM_END) fail(pos_, damage_text(msg));
+  }
+  // What zlib's message says is damaged, in words (zlib reports the checks of the gzip
+  // trailer as "incorrect data check" / "incorrect length check").
+  static std::string damage_text(const char* msg) {
+    const std::string m = msg ? msg : "";
+    if (m.find("incorrect data check") != std::string::npos)
+      return "the gzip CRC-32 check failed: the compressed data is damaged (the decompressed bytes differ from "
+             "what the file's gzip trailer records); get a fresh copy of the file";
+    if (m.find("incorrect length check") != std::string::npos)
+      return "the gzip length check failed: the decompressed size differs from the one the file's gzip trailer "
+             "records (damaged file); get a fresh copy of the file";
+    if (m.find("unexpected end of file") != std::string::npos)
+      return "the gzip stream is truncated (the file ends inside the compressed data or its trailer)";
+    return str_cat("the gzip stream is corrupt (zlib: ", m, ")");
   }
 
   std::string path_;
   gzFile f_ = nullptr;
   uint64_t pos_ = 0;
+  uint64_t file_size_ = 0;
 };
 
 struct TypeCode {
@@ -153,9 +175,24 @@ Tensor read_idx(const std::string& path) {
   }
   if (overflow) in.fail(4, str_cat("sizes ", sizes_str(sizes), " of ", dtype_name(dtype), " elements are too large"));
   const uint64_t data_start = 4 + dims_bytes;
+  // Refuse what the file cannot hold before decompressing: past a sane size, or more than
+  // its compressed bytes could expand to at deflate's best ratio. (A plain file that is
+  // too short fails at its real end below, with the exact offset, having read only it.)
+  if (nbytes > kIdxMaxBytes)
+    in.fail(4, str_cat("sizes ", sizes_str(sizes), " of ", dtype_name(dtype), " elements need ", nbytes,
+                       " bytes, more than the limit of ", kIdxMaxBytes));
+  uint64_t most = in.file_size();  // the most data bytes the file can hold
+  if (in.compressed()) {
+    if (__builtin_mul_overflow(in.file_size(), kGzipMaxRatio, &most)) most = std::numeric_limits<uint64_t>::max();
+    if (data_start + nbytes > most)
+      in.fail(4, str_cat("sizes ", sizes_str(sizes), " of ", dtype_name(dtype), " elements need ", nbytes,
+                         " bytes of data, but a gzip file of ", in.file_size(), " bytes decompresses to at most ",
+                         most, " (deflate expands at most 1032:1): the header is wrong or the file is truncated"));
+  }
 
-  // Read incrementally: grow the buffer only as far as the stream really goes.
-  uint64_t cap = std::min(nbytes, kInitialChunk);
+  // Read incrementally: grow the buffer only as far as the stream really goes (and start
+  // no larger than the file could hold, so a short file claiming much costs little).
+  uint64_t cap = std::min({nbytes, kInitialChunk, std::max<uint64_t>(most, 1)});
   char* buf = static_cast<char*>(std::malloc(std::max<uint64_t>(cap, 1)));
   if (!buf) in.fail(data_start, str_cat("cannot allocate ", cap, " bytes"));
   uint64_t have = 0;

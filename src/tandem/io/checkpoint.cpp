@@ -4,6 +4,8 @@
 
 #include <cstdlib>
 
+#include "tandem/io/json_guard.h"
+
 namespace tandem::io {
 
 namespace {
@@ -15,19 +17,21 @@ const std::string kOptimPrefix = "optimizer.";
 bool starts_with(const std::string& s, const std::string& p) { return s.compare(0, p.size(), p) == 0; }
 
 /// Runs f, re-raising a tandem error of the same kind with `where` in front, so a load
-/// error names the file (the module/optimizer messages do not know it).
+/// error names the file (the module/optimizer messages do not know it). The message is
+/// clipped: those layers may quote names or lists taken from the (hostile) file.
 template <typename F>
 void with_context(const std::string& where, F&& f) {
+  constexpr size_t kMax = 1000;
   try {
     f();
   } catch (const ShapeError& e) {
-    throw ShapeError(where + e.what());
+    throw ShapeError(where + clip(e.what(), kMax));
   } catch (const TypeError& e) {
-    throw TypeError(where + e.what());
+    throw TypeError(where + clip(e.what(), kMax));
   } catch (const ValueError& e) {
-    throw ValueError(where + e.what());
+    throw ValueError(where + clip(e.what(), kMax));
   } catch (const IndexError& e) {
-    throw IndexError(where + e.what());
+    throw IndexError(where + clip(e.what(), kMax));
   }
 }
 
@@ -62,17 +66,20 @@ Checkpoint read_checkpoint(const std::string& path) {
   auto fmt = file.metadata.find("tandem.format");
   if (fmt == file.metadata.end() || fmt->second != kFormat)
     throw RuntimeError(where + "not a tandem checkpoint (expected __metadata__ \"tandem.format\": \"" + kFormat +
-                       "\", got " + (fmt == file.metadata.end() ? "none" : "\"" + fmt->second + "\"") + ")");
+                       "\", got " + (fmt == file.metadata.end() ? "none" : excerpt(fmt->second)) + ")");
   for (auto& [k, t] : file.tensors) {
     if (starts_with(k, kModelPrefix)) ck.model.emplace_back(k.substr(kModelPrefix.size()), t);
     else if (starts_with(k, kOptimPrefix)) ck.optimizer.state.emplace_back(k.substr(kOptimPrefix.size()), t);
-    else throw RuntimeError(where + "unexpected tensor \"" + k + "\" (expected names starting with \"model.\" or \"optimizer.\")");
+    else throw RuntimeError(where + "unexpected tensor " + excerpt(k) + " (expected names starting with \"model.\" or \"optimizer.\")");
   }
   auto opt = file.metadata.find("tandem.optimizer");
   if (opt != file.metadata.end()) {
     ck.optimizer.optimizer = opt->second;
     auto pg = file.metadata.find("tandem.param_groups");
     if (pg == file.metadata.end()) throw RuntimeError(where + "\"tandem.optimizer\" without \"tandem.param_groups\"");
+    if (size_t at = json_depth_violation(pg->second); at != std::string::npos)
+      throw RuntimeError(where + "malformed \"tandem.param_groups\": nests deeper than " +
+                         std::to_string(kJsonMaxDepth) + " levels (at character " + std::to_string(at) + ")");
     try {
       const nlohmann::json groups = nlohmann::json::parse(pg->second);
       if (!groups.is_array()) throw RuntimeError("not an array");
@@ -83,7 +90,7 @@ Checkpoint read_checkpoint(const std::string& path) {
         ck.optimizer.param_groups.push_back(std::move(gs));
       }
     } catch (const std::exception& e) {
-      throw RuntimeError(where + "malformed \"tandem.param_groups\": " + e.what());
+      throw RuntimeError(where + "malformed \"tandem.param_groups\": " + clip(e.what()));
     }
   } else if (!ck.optimizer.state.empty()) {
     throw RuntimeError(where + "optimizer tensors without \"tandem.optimizer\" metadata");

@@ -12,6 +12,7 @@
 
 #include "tandem/core/grad_mode.h"
 #include "tandem/io/file_util.h"
+#include "tandem/io/json_guard.h"
 
 namespace tandem::io {
 
@@ -41,17 +42,57 @@ constexpr const char* kMetadataKey = "__metadata__";
   throw RuntimeError(str_cat("[load_safetensors] ", path, ": ", what));
 }
 
+// A shape for messages; a long one is cut after a few dimensions.
 std::string shape_str(const std::vector<uint64_t>& s) {
+  constexpr size_t kShown = 8;
   std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size() && i < kShown; ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  if (s.size() > kShown) out += ", ... (" + std::to_string(s.size()) + " dims)";
   return out + "]";
+}
+
+// Appends a short rendering of v to out: strings and keys quoted by excerpt(), containers
+// cut once out passes `budget` characters or below a few levels. Bounded work and
+// recursion, whatever v holds (error messages must never print a whole hostile value).
+void brief_into(const ojson& v, std::string& out, size_t budget, int depth) {
+  constexpr size_t kString = 24;
+  if (v.is_string()) {
+    out += excerpt(v.get_ref<const std::string&>(), kString);
+  } else if (v.is_array() || v.is_object()) {
+    const bool arr = v.is_array();
+    if (depth >= 3 && !v.empty()) {
+      out += arr ? "[...]" : "{...}";
+      return;
+    }
+    out += arr ? '[' : '{';
+    bool first = true;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (out.size() >= budget) {
+        out += ", ... (" + std::to_string(v.size()) + " items)";
+        break;
+      }
+      if (!first) out += ", ";
+      first = false;
+      if (!arr) out += excerpt(it.key(), kString) + ": ";
+      brief_into(it.value(), out, budget, depth + 1);
+    }
+    out += arr ? ']' : '}';
+  } else {
+    out += v.dump();  // number, bool, null: short
+  }
+}
+
+std::string brief(const ojson& v) {
+  std::string out;
+  brief_into(v, out, 80, 0);
+  return out;
 }
 
 // A non-negative integer field; `what` names it in the error.
 uint64_t get_uint(const std::string& path, const ojson& v, const std::string& what) {
   if (v.is_number_unsigned()) return v.get<uint64_t>();
-  if (v.is_number_integer()) load_fail(path, str_cat(what, " is negative (", v.dump(), ")"));
-  load_fail(path, str_cat(what, " is not a non-negative integer (got ", v.dump(), ")"));
+  if (v.is_number_integer()) load_fail(path, str_cat(what, " is negative (", brief(v), ")"));
+  load_fail(path, str_cat(what, " is not a non-negative integer (got ", brief(v), ")"));
 }
 
 struct Entry {
@@ -63,8 +104,8 @@ struct Entry {
 };
 
 Entry parse_entry(const std::string& path, const std::string& name, const ojson& info, size_t order) {
-  const std::string where = str_cat("tensor '", name, "'");
-  if (!info.is_object()) load_fail(path, str_cat(where, ": entry is not a JSON object (got ", info.dump(), ")"));
+  const std::string where = str_cat("tensor ", excerpt(name));
+  if (!info.is_object()) load_fail(path, str_cat(where, ": entry is not a JSON object (got ", brief(info), ")"));
   auto field = [&](const char* key) -> const ojson& {
     auto it = info.find(key);
     if (it == info.end()) load_fail(path, str_cat(where, ": missing field \"", key, "\""));
@@ -74,18 +115,18 @@ Entry parse_entry(const std::string& path, const std::string& name, const ojson&
   e.name = name;
   e.order = order;
   const ojson& dt = field("dtype");
-  if (!dt.is_string()) load_fail(path, str_cat(where, ": \"dtype\" is not a string (got ", dt.dump(), ")"));
+  if (!dt.is_string()) load_fail(path, str_cat(where, ": \"dtype\" is not a string (got ", brief(dt), ")"));
   const std::string dname = dt.get<std::string>();
   auto d = dtype_from_safetensors_name(dname);
   if (!d) {
     bool valid = std::any_of(std::begin(kUnsupported), std::end(kUnsupported), [&](const char* n) { return dname == n; });
-    load_fail(path, str_cat(where, ": ", valid ? "dtype \"" + dname + "\" is not supported by tandem"
-                                               : "unknown dtype \"" + dname + "\"",
+    load_fail(path, str_cat(where, ": ", valid ? "dtype " + excerpt(dname) + " is not supported by tandem"
+                                               : "unknown dtype " + excerpt(dname),
                             " (expected one of F64, F32, F16, BF16, I64, I32, I16, I8, U8, BOOL)"));
   }
   e.dtype = *d;
   const ojson& sh = field("shape");
-  if (!sh.is_array()) load_fail(path, str_cat(where, ": \"shape\" is not an array (got ", sh.dump(), ")"));
+  if (!sh.is_array()) load_fail(path, str_cat(where, ": \"shape\" is not an array (got ", brief(sh), ")"));
   std::vector<uint64_t> dims;
   uint64_t numel = 1;
   bool overflow = false;
@@ -102,20 +143,24 @@ Entry parse_entry(const std::string& path, const std::string& name, const ojson&
   for (uint64_t n : dims) e.shape.push_back(static_cast<int64_t>(n));
   const ojson& off = field("data_offsets");
   if (!off.is_array() || off.size() != 2)
-    load_fail(path, str_cat(where, ": \"data_offsets\" is not an array [begin, end] (got ", off.dump(), ")"));
+    load_fail(path, str_cat(where, ": \"data_offsets\" is not an array [begin, end] (got ", brief(off), ")"));
   e.begin = get_uint(path, off[0], str_cat(where, ": data_offsets[0]"));
   e.end = get_uint(path, off[1], str_cat(where, ": data_offsets[1]"));
   if (e.begin > e.end)
     load_fail(path, str_cat(where, ": data_offsets [", e.begin, ", ", e.end, "] has begin > end"));
   if (e.end - e.begin != nbytes)
     load_fail(path, str_cat(where, ": data_offsets [", e.begin, ", ", e.end, "] span ", e.end - e.begin,
-                            " bytes, but dtype ", dname, " and shape ", shape_str(dims), " need ", nbytes));
+                            " bytes, but dtype ", excerpt(dname), " and shape ", shape_str(dims), " need ", nbytes));
   return e;
 }
 
-// Parses the header; rejects duplicate keys in any object (nlohmann keeps the last one
-// silently, which would hide a corrupt or ambiguous file).
+// Parses the header; rejects nesting deeper than kJsonMaxDepth before parsing (see
+// json_guard.h) and duplicate keys in any object (nlohmann keeps the last one silently,
+// which would hide a corrupt or ambiguous file).
 ojson parse_header(const std::string& path, const std::string& text) {
+  if (size_t at = json_depth_violation(text); at != std::string::npos)
+    load_fail(path, str_cat("header nests arrays/objects deeper than ", kJsonMaxDepth, " levels (file offset ",
+                            8 + at, ")"));
   std::vector<std::set<std::string>> keys;
   std::string dup;
   auto cb = [&](int /*depth*/, ojson::parse_event_t ev, ojson& parsed) {
@@ -134,11 +179,14 @@ ojson parse_header(const std::string& path, const std::string& text) {
     header = ojson::parse(text, cb);
   } catch (const ojson::parse_error& e) {
     load_fail(path, str_cat("header is not valid JSON (file offset ", 8 + (e.byte > 0 ? e.byte - 1 : 0),
-                            "): ", e.what()));
+                            "): ", clip(e.what())));
+  } catch (const ojson::exception& e) {
+    // Found by fuzzing: a number too large for a double ("1e999") raises out_of_range,
+    // not parse_error, and escaped as a non-tandem exception.
+    load_fail(path, str_cat("header is not valid JSON: ", clip(e.what())));
   }
-  if (!dup.empty()) load_fail(path, str_cat("header has the key \"", dup, "\" more than once"));
-  if (!header.is_object()) load_fail(path, str_cat("header is not a JSON object (it starts with '",
-                                                   text.substr(0, std::min<size_t>(text.size(), 16)), "')"));
+  if (!dup.empty()) load_fail(path, str_cat("header has the key ", excerpt(dup), " more than once"));
+  if (!header.is_object()) load_fail(path, str_cat("header is not a JSON object (it starts with ", excerpt(text, 16), ")"));
   return header;
 }
 
@@ -233,11 +281,11 @@ SafetensorsContents load_safetensors(const std::string& path) {
     if (it.key() == kMetadataKey) {
       const ojson& m = it.value();
       if (m.is_null()) continue;
-      if (!m.is_object()) load_fail(path, str_cat("\"__metadata__\" is not an object (got ", m.dump(), ")"));
+      if (!m.is_object()) load_fail(path, str_cat("\"__metadata__\" is not an object (got ", brief(m), ")"));
       for (auto mt = m.begin(); mt != m.end(); ++mt) {
         if (!mt.value().is_string())
-          load_fail(path, str_cat("\"__metadata__\" value of \"", mt.key(), "\" is not a string (got ",
-                                  mt.value().dump(), ")"));
+          load_fail(path, str_cat("\"__metadata__\" value of ", excerpt(mt.key()), " is not a string (got ",
+                                  brief(mt.value()), ")"));
         out.metadata[mt.key()] = mt.value().get<std::string>();
       }
       continue;
@@ -249,7 +297,7 @@ SafetensorsContents load_safetensors(const std::string& path) {
   const uint64_t data_start = 8 + n, buffer = size - data_start;
   for (const Entry& e : entries)
     if (e.end > buffer)
-      load_fail(path, str_cat("tensor '", e.name, "': data_offsets [", e.begin, ", ", e.end,
+      load_fail(path, str_cat("tensor ", excerpt(e.name), ": data_offsets [", e.begin, ", ", e.end,
                               "] run past the end of the file (the data buffer is ", buffer, " bytes)"));
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
     return std::tie(a.begin, a.end, a.order) < std::tie(b.begin, b.end, b.order);
@@ -258,10 +306,10 @@ SafetensorsContents load_safetensors(const std::string& path) {
   const Entry* prev = nullptr;
   for (const Entry& e : entries) {
     if (e.begin < covered)
-      load_fail(path, str_cat("tensor '", e.name, "': data_offsets [", e.begin, ", ", e.end, "] overlap tensor '",
-                              prev->name, "' [", prev->begin, ", ", prev->end, "]"));
+      load_fail(path, str_cat("tensor ", excerpt(e.name), ": data_offsets [", e.begin, ", ", e.end, "] overlap tensor ",
+                              excerpt(prev->name), " [", prev->begin, ", ", prev->end, "]"));
     if (e.begin > covered)
-      load_fail(path, str_cat("tensor '", e.name, "': data_offsets [", e.begin, ", ", e.end, "] leave a gap of ",
+      load_fail(path, str_cat("tensor ", excerpt(e.name), ": data_offsets [", e.begin, ", ", e.end, "] leave a gap of ",
                               e.begin - covered, " bytes after offset ", covered));
     covered = e.end;
     prev = &e;
@@ -277,7 +325,7 @@ SafetensorsContents load_safetensors(const std::string& path) {
       const auto* p = static_cast<const uint8_t*>(t.data_ptr());
       for (int64_t i = 0; i < t.numel(); ++i)
         if (p[i] > 1)
-          load_fail(path, str_cat("tensor '", e.name, "': BOOL element ", i, " holds byte ",
+          load_fail(path, str_cat("tensor ", excerpt(e.name), ": BOOL element ", i, " holds byte ",
                                   static_cast<int>(p[i]), " (file offset ", data_start + e.begin + i,
                                   "), expected 0 or 1"));
     }
