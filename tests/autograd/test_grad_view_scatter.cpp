@@ -54,7 +54,7 @@ TEST(GradViewScatter, SelectScatter) {
 TEST(GradViewScatter, DiagonalScatter) {
   check([](const std::vector<Tensor>& in) { return use(diagonal_scatter(in[0], in[1])); }, {leaf({3, 4}, 11), leaf({3}, 12)});
   check([](const std::vector<Tensor>& in) { return use(diagonal_scatter(in[0], in[1], -1, 2, 0)); },
-        {leaf_nc({3, 2, 4}, 13), leaf_nc({2, 2}, 14)});
+        {leaf_nc({3, 2, 4}, 13), leaf_nc({2, 3}, 14)});
 }
 
 TEST(GradViewScatter, AsStridedScatter) {
