@@ -1,8 +1,11 @@
 // The CPU caching allocator: statistics, size classes, block reuse, empty_cache,
 // alignment, borrowed memory (from_blob) and zero-size allocations.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <random>
 #include <thread>
+#include <vector>
 
 #include "core/core_test_util.h"
 
@@ -227,6 +230,118 @@ TEST(Allocator, ConcurrentAllocationsKeepStatsConsistent) {
   t2.join();
   EXPECT_EQ(misaligned.load(), 0);
   EXPECT_EQ(memory::stats().bytes_in_use, s0.bytes_in_use);
+}
+
+// Restores the default policy when a test that changed it ends (or fails).
+struct PolicyScope {
+  CachePolicy saved = memory::cache_policy();
+  explicit PolicyScope(const CachePolicy& p) { memory::set_cache_policy(p); }
+  ~PolicyScope() { memory::set_cache_policy(saved); }
+};
+
+int64_t cached_bytes() {
+  const AllocatorStats s = memory::stats();
+  return s.bytes_reserved - s.bytes_in_use;
+}
+
+TEST(AllocatorPolicy, DefaultsKeepWhatATrainingLoopReuses) {
+  const CachePolicy p = memory::cache_policy();
+  EXPECT_EQ(p.max_cached_block, int64_t{64} << 20);
+  EXPECT_EQ(p.max_cached_bytes, int64_t{1} << 30);
+  EXPECT_EQ(p.max_idle_allocations, int64_t{1} << 16);
+  EXPECT_TANDEM_ERROR(memory::set_cache_policy(CachePolicy{-1, 0, 0}), ValueError, "set_cache_policy", "non-negative");
+  EXPECT_EQ(memory::cache_policy().max_cached_block, p.max_cached_block) << "a rejected policy changes nothing";
+}
+
+TEST(AllocatorPolicy, LargeBlocksGoBackToTheSystemOnFree) {
+  PolicyScope scope(CachePolicy{int64_t{256} << 10, int64_t{1} << 30, 0});
+  empty_cache();
+  const AllocatorStats s0 = memory::stats();
+  {
+    Tensor big = empty({1 << 18}, kFloat32);  // 1 MiB > 256 KiB
+    Tensor small = empty({1 << 14}, kFloat32);  // 64 KiB: cached when freed
+    EXPECT_EQ(memory::stats().bytes_reserved, s0.bytes_reserved + (1 << 20) + (1 << 16));
+  }
+  const AllocatorStats s1 = memory::stats();
+  EXPECT_EQ(s1.bytes_in_use, s0.bytes_in_use);
+  EXPECT_EQ(s1.bytes_reserved, s0.bytes_reserved + (1 << 16)) << "only the small block stays cached";
+  EXPECT_EQ(s1.num_system_frees - s0.num_system_frees, 1);
+}
+
+TEST(AllocatorPolicy, CachedBytesAreCappedOldestFirst) {
+  PolicyScope scope(CachePolicy{int64_t{64} << 20, int64_t{1} << 20, 0});  // cache at most 1 MiB
+  empty_cache();
+  const AllocatorStats s0 = memory::stats();
+  std::vector<void*> blocks;
+  // 12 blocks, one per size class from 80 KiB to 512 KiB: 2.8 MiB in all, freed smallest first.
+  std::vector<size_t> sizes;
+  for (size_t kib : {80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512}) sizes.push_back(kib << 10);
+  for (size_t n : sizes) {
+    EXPECT_EQ(cpu_allocator_round_size(n), n);
+    blocks.push_back(cpu_allocator().allocate(n));
+  }
+  const int64_t held = memory::stats().bytes_in_use - s0.bytes_in_use;
+  EXPECT_EQ(held, int64_t{2912} << 10);
+  for (size_t i = 0; i < sizes.size(); ++i) cpu_allocator().deallocate(blocks[i], sizes[i]);
+  const AllocatorStats s1 = memory::stats();
+  EXPECT_EQ(s1.bytes_in_use, s0.bytes_in_use) << "memory in use comes back down";
+  EXPECT_LE(s1.bytes_reserved - s1.bytes_in_use, int64_t{1} << 20) << "memory held comes back down to the cap";
+  EXPECT_EQ(s1.bytes_reserved - s1.bytes_in_use, int64_t{448 + 512} << 10) << "the two blocks freed last fit the cap";
+  EXPECT_GT(s1.num_system_frees, s0.num_system_frees);
+  // The blocks freed last are the ones kept: allocating the last size again is a cache hit.
+  memory::reset_peak_stats();
+  void* again = cpu_allocator().allocate(sizes.back());
+  EXPECT_EQ(memory::stats().num_cache_hits, 1);
+  void* first = cpu_allocator().allocate(sizes.front());
+  EXPECT_EQ(memory::stats().num_system_allocations, 1) << "the block freed first was released";
+  cpu_allocator().deallocate(again, sizes.back());
+  cpu_allocator().deallocate(first, sizes.front());
+}
+
+TEST(AllocatorPolicy, IdleBlocksAreReleased) {
+  PolicyScope scope(CachePolicy{int64_t{64} << 20, int64_t{1} << 30, 64});
+  empty_cache();
+  const AllocatorStats s0 = memory::stats();
+  { Tensor t = empty({50000}, kFloat32); }  // ~195 KiB, cached
+  EXPECT_GT(cached_bytes(), 190000);
+  // 200 allocations of another size class, each reused: the big block idles.
+  for (int i = 0; i < 200; ++i) Tensor small = empty({10}, kFloat32);
+  const AllocatorStats s1 = memory::stats();
+  EXPECT_EQ(s1.bytes_in_use, s0.bytes_in_use);
+  EXPECT_LT(cached_bytes(), 4096) << "only the small block (reused all along) is still cached";
+  EXPECT_GT(s1.num_system_frees, s0.num_system_frees);
+  // A block reused every few allocations is never idle.
+  { Tensor t = empty({50000}, kFloat32); }
+  for (int i = 0; i < 200; ++i) {
+    Tensor small = empty({10}, kFloat32);
+    if (i % 16 == 0) Tensor reuse = empty({50000}, kFloat32);
+  }
+  EXPECT_GT(cached_bytes(), 190000);
+}
+
+TEST(AllocatorPolicy, RandomizedRunReturnsMemoryAndEmptyCacheReleasesTheRest) {
+  // Issue 19: a long randomized run held 8.5 GB with nothing in use. Here: ops on tensors
+  // of ever-changing shapes under a 4 MiB cache cap.
+  PolicyScope scope(CachePolicy{int64_t{1} << 20, int64_t{4} << 20, 1 << 12});
+  empty_cache();
+  const AllocatorStats s0 = memory::stats();
+  std::mt19937 rng(3);
+  int64_t peak_cached = 0;
+  for (int it = 0; it < 400; ++it) {
+    const int64_t r = 1 + static_cast<int64_t>(rng() % 300), c = 1 + static_cast<int64_t>(rng() % 300);
+    Tensor a = randn({r, c});
+    Tensor b = (a * 2.0 + 1.0).exp().sum(0);
+    Tensor d = a.t().contiguous().relu();
+    peak_cached = std::max(peak_cached, cached_bytes());
+  }
+  const AllocatorStats s1 = memory::stats();
+  EXPECT_EQ(s1.bytes_in_use, s0.bytes_in_use) << "memory in use comes back down";
+  EXPECT_LE(peak_cached, int64_t{4} << 20) << "memory held never exceeds the cap";
+  EXPECT_LE(s1.bytes_reserved - s1.bytes_in_use, int64_t{4} << 20);
+  empty_cache();
+  const AllocatorStats s2 = memory::stats();
+  EXPECT_EQ(s2.bytes_reserved, s2.bytes_in_use) << "empty_cache releases every cached block";
+  EXPECT_EQ(s2.bytes_reserved, s0.bytes_reserved);
 }
 
 #if !defined(__SANITIZE_ADDRESS__)

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <sstream>
@@ -230,6 +231,58 @@ TEST(PointwiseIntegers, DivisionByZeroRaisesAndLeavesDataIntact) {
   // Floating division by zero is IEEE.
   EXPECT_EQ(vals(div(tensor({1.f, -1.f}), 0.0)), (std::vector<double>{INFINITY, -INFINITY}));
   EXPECT_TRUE(std::isnan(vals(fmod(tensor({1.0}), 0.0))[0]));
+}
+
+TEST(PointwiseFloats, RemainderSignedZerosAndInfinitiesMatchTorchBits) {
+  // torch 1.13 (CPU, float32 and float64, scalar and vectorised paths alike) computes
+  // fmod(a, b) and adds b when the nonzero remainder's sign differs from b's: a zero
+  // remainder keeps fmod's sign, which is the dividend's, so remainder(-1., 1.) is -0.0 and
+  // remainder(2., -1.) is +0.0 (issue 19 expected Python's `%`, where a zero takes the
+  // divisor's sign; torch does not). Expected bits below were printed by torch 1.13:
+  //   torch.remainder(a, b).view(torch.int32 / torch.int64)
+  const std::vector<double> a = {-1.0, 2.0, -0.0, 0.0, 3.0, -3.0, 1.0, 5.5, -5.5, -4.0, 4.0, -2.0, -1.0};
+  const std::vector<double> b = {1.0, -1.0, 1.0, -1.0, -1.5, 1.5, INFINITY, -INFINITY, INFINITY, 2.0, -2.0, -1.0, 1.0};
+  const std::vector<uint32_t> want32 = {0x80000000u, 0x0u, 0x80000000u, 0x0u, 0x0u, 0x80000000u, 0x3f800000u,
+                                        0xff800000u, 0x7f800000u, 0x80000000u, 0x0u, 0x80000000u, 0x80000000u};
+  const std::vector<uint64_t> want64 = {0x8000000000000000ull, 0x0ull, 0x8000000000000000ull, 0x0ull, 0x0ull,
+                                        0x8000000000000000ull, 0x3ff0000000000000ull, 0xfff0000000000000ull,
+                                        0x7ff0000000000000ull, 0x8000000000000000ull, 0x0ull, 0x8000000000000000ull,
+                                        0x8000000000000000ull};
+  for (int64_t n : {1, 3, 17}) {  // lengths that take the vector loop's body and its tail
+    std::vector<double> ra, rb;
+    for (size_t i = 0; i < a.size(); ++i)
+      for (int64_t k = 0; k < n; ++k) {
+        ra.push_back(a[i]);
+        rb.push_back(b[i]);
+      }
+    const int64_t m = static_cast<int64_t>(ra.size());
+    Tensor x64 = from_vector<double>(ra, {m}), y64 = from_vector<double>(rb, {m});
+    auto bits = [](const Tensor& t, auto zero) {
+      using U = decltype(zero);
+      Tensor c = t.contiguous();
+      std::vector<U> out(static_cast<size_t>(c.numel()));
+      std::memcpy(out.data(), c.data_ptr(), out.size() * sizeof(U));
+      return out;
+    };
+    std::vector<uint64_t> got64 = bits(remainder(x64, y64), uint64_t{0});
+    std::vector<uint32_t> got32 = bits(remainder(x64.to(kFloat32), y64.to(kFloat32)), uint32_t{0});
+    for (size_t i = 0; i < a.size(); ++i)
+      for (int64_t k = 0; k < n; ++k) {
+        const size_t j = i * static_cast<size_t>(n) + static_cast<size_t>(k);
+        EXPECT_EQ(got64[j], want64[i]) << "float64 remainder(" << a[i] << ", " << b[i] << ")";
+        EXPECT_EQ(got32[j], want32[i]) << "float32 remainder(" << a[i] << ", " << b[i] << ")";
+      }
+  }
+  // NaN results (torch's NaN sign differs between its vector and scalar paths, so only
+  // NaN-ness is PyTorch's contract): inf % 1, 1 % 0, nan % 1, 1 % nan, 0 % 0.
+  Tensor nx = tensor({INFINITY, 1.0, NAN, 1.0, 0.0}), ny = tensor({1.0, 0.0, 1.0, NAN, 0.0});
+  for (double v : vals(remainder(nx, ny))) EXPECT_TRUE(std::isnan(v));
+  for (double v : vals(remainder(nx.to(kFloat32), ny.to(kFloat32)))) EXPECT_TRUE(std::isnan(v));
+  // The same sign rule for a wrapped scalar divisor and the in-place form.
+  Tensor z = tensor({-1.0, 2.0});
+  z.remainder_(1.0);
+  EXPECT_TRUE(std::signbit(vals(z)[0]));
+  EXPECT_FALSE(std::signbit(vals(z)[1]));
 }
 
 TEST(PointwiseIntegers, ShiftCountsOutOfRangeAreDefined) {

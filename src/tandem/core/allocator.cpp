@@ -1,9 +1,15 @@
 #include "tandem/core/allocator.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <vector>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "tandem/core/error.h"
 
@@ -30,8 +36,10 @@ class CachingCPUAllocator final : public Allocator {
     size_t sz = round_size(nbytes);
     std::lock_guard<std::mutex> lock(mu_);
     ++stats_.num_allocations;
+    ++tick_;
+    if (tick_ >= next_sweep_) sweep_idle_locked();
     void* p = nullptr;
-    std::vector<void*>* cached = nullptr;
+    std::vector<Cached>* cached = nullptr;
     if (sz <= kSmallMax) {
       cached = &small_free_[sz / kAlignment];
     } else {
@@ -39,7 +47,7 @@ class CachingCPUAllocator final : public Allocator {
       if (it != free_.end()) cached = &it->second;
     }
     if (cached && !cached->empty()) {
-      p = cached->back();
+      p = cached->back().ptr;
       cached->pop_back();
       ++stats_.num_cache_hits;
     } else {
@@ -64,8 +72,13 @@ class CachingCPUAllocator final : public Allocator {
     size_t sz = round_size(nbytes);
     std::lock_guard<std::mutex> lock(mu_);
     stats_.bytes_in_use -= static_cast<int64_t>(sz);
-    if (sz <= kSmallMax) small_free_[sz / kAlignment].push_back(p);
-    else free_[sz].push_back(p);
+    if (static_cast<int64_t>(sz) > policy_.max_cached_block) {
+      release_block_locked(p, sz);
+      return;
+    }
+    if (sz <= kSmallMax) small_free_[sz / kAlignment].push_back({p, tick_});
+    else free_[sz].push_back({p, tick_});
+    trim_to_limit_locked();
   }
 
   Device device() const override { return kCPU; }
@@ -79,24 +92,92 @@ class CachingCPUAllocator final : public Allocator {
     stats_.num_allocations = 0;
     stats_.num_cache_hits = 0;
     stats_.num_system_allocations = 0;
+    stats_.num_system_frees = 0;
   }
   void empty_cache() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      release_cached_locked();
+    }
+#if defined(__GLIBC__)
+    // Freed blocks below glibc's mmap threshold stay in its heap; ask it to return them.
+    malloc_trim(0);
+#endif
+  }
+  void set_cache_policy(const CachePolicy& policy) override {
+    TANDEM_CHECK(policy.max_cached_block >= 0 && policy.max_cached_bytes >= 0 && policy.max_idle_allocations >= 0,
+                 ValueError, "set_cache_policy", "got max_cached_block ", policy.max_cached_block,
+                 ", max_cached_bytes ", policy.max_cached_bytes, ", max_idle_allocations ",
+                 policy.max_idle_allocations, ", expected non-negative values");
     std::lock_guard<std::mutex> lock(mu_);
-    release_cached_locked();
+    policy_ = policy;
+    // Apply at once: blocks now too large, too many cached bytes, idle blocks.
+    for_each_class([&](std::vector<Cached>& blocks, size_t sz) {
+      if (static_cast<int64_t>(sz) <= policy_.max_cached_block) return;
+      for (const Cached& b : blocks) release_block_locked(b.ptr, sz);
+      blocks.clear();
+    });
+    trim_to_limit_locked();
+    sweep_idle_locked();
+  }
+  CachePolicy cache_policy() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return policy_;
   }
 
  private:
+  struct Cached {
+    void* ptr;
+    int64_t freed_at;  // tick_ when it was freed: the blocks of a class are in this order
+  };
+
+  template <typename F>
+  void for_each_class(F&& f) {
+    for (size_t c = 0; c < kSmallClasses; ++c) f(small_free_[c], c * kAlignment);
+    for (auto& [sz, blocks] : free_) f(blocks, sz);
+  }
+  void release_block_locked(void* p, size_t sz) {
+    std::free(p);
+    stats_.bytes_reserved -= static_cast<int64_t>(sz);
+    ++stats_.num_system_frees;
+  }
+  // Releases the blocks freed longest ago until the cached bytes fit the policy.
+  void trim_to_limit_locked() {
+    while (stats_.bytes_reserved - stats_.bytes_in_use > policy_.max_cached_bytes) {
+      std::vector<Cached>* oldest = nullptr;
+      size_t oldest_sz = 0;
+      for_each_class([&](std::vector<Cached>& blocks, size_t sz) {
+        if (!blocks.empty() && (!oldest || blocks.front().freed_at < oldest->front().freed_at)) {
+          oldest = &blocks;
+          oldest_sz = sz;
+        }
+      });
+      if (!oldest) break;
+      release_block_locked(oldest->front().ptr, oldest_sz);
+      oldest->erase(oldest->begin());
+    }
+  }
+  // Releases blocks not reused within policy_.max_idle_allocations allocations. Runs every
+  // eighth of that many allocations, so a block is released at most 12.5% late.
+  void sweep_idle_locked() {
+    const int64_t idle = policy_.max_idle_allocations;
+    if (idle <= 0) {
+      next_sweep_ = std::numeric_limits<int64_t>::max();
+      return;
+    }
+    next_sweep_ = tick_ + std::max<int64_t>(1, idle / 8);
+    for_each_class([&](std::vector<Cached>& blocks, size_t sz) {
+      size_t k = 0;
+      while (k < blocks.size() && tick_ - blocks[k].freed_at > idle) release_block_locked(blocks[k++].ptr, sz);
+      blocks.erase(blocks.begin(), blocks.begin() + static_cast<std::ptrdiff_t>(k));
+    });
+    for (auto it = free_.begin(); it != free_.end();) it = it->second.empty() ? free_.erase(it) : std::next(it);
+  }
   void release_cached_locked() {
-    for (size_t c = 0; c < kSmallClasses; ++c) {
-      for (void* b : small_free_[c]) std::free(b);
-      stats_.bytes_reserved -= static_cast<int64_t>(c * kAlignment * small_free_[c].size());
-      small_free_[c].clear();
-    }
-    for (auto& [sz, blocks] : free_) {
-      for (void* b : blocks) std::free(b);
-      stats_.bytes_reserved -= static_cast<int64_t>(sz * blocks.size());
+    for_each_class([&](std::vector<Cached>& blocks, size_t sz) {
+      for (const Cached& b : blocks) release_block_locked(b.ptr, sz);
       blocks.clear();
-    }
+    });
     free_.clear();
   }
   void release_all() { release_cached_locked(); }
@@ -106,9 +187,12 @@ class CachingCPUAllocator final : public Allocator {
   static constexpr size_t kSmallMax = 1024;
   static constexpr size_t kSmallClasses = kSmallMax / kAlignment + 1;
   mutable std::mutex mu_;
-  std::vector<void*> small_free_[kSmallClasses];  // [size / 64] -> cached blocks
-  std::map<size_t, std::vector<void*>> free_;  // larger size class -> cached blocks (ordered: reproducible)
+  std::vector<Cached> small_free_[kSmallClasses];  // [size / 64] -> cached blocks, oldest first
+  std::map<size_t, std::vector<Cached>> free_;  // larger size class -> cached blocks (ordered: reproducible)
   AllocatorStats stats_;
+  CachePolicy policy_;
+  int64_t tick_ = 0;        // allocate() calls ever (the idle clock; never reset)
+  int64_t next_sweep_ = 0;  // tick_ at which to look for idle blocks next
 };
 
 }  // namespace
@@ -124,6 +208,8 @@ namespace memory {
 AllocatorStats stats() { return cpu_allocator().stats(); }
 void reset_peak_stats() { cpu_allocator().reset_peak_stats(); }
 void empty_cache() { cpu_allocator().empty_cache(); }
+void set_cache_policy(const CachePolicy& policy) { cpu_allocator().set_cache_policy(policy); }
+CachePolicy cache_policy() { return cpu_allocator().cache_policy(); }
 }  // namespace memory
 
 }  // namespace tandem

@@ -1,7 +1,9 @@
 #pragma once
 // Allocators. Every tensor allocation goes through an Allocator; the CPU one is a
 // caching allocator (freed blocks are kept per size class and reused), 64-byte
-// aligned, with statistics the user can read and reset.
+// aligned, with statistics the user can read and reset. The cache is bounded by a
+// CachePolicy (large blocks, total cached bytes, idle blocks go back to the system), and
+// empty_cache() releases all of it, as torch.cuda.empty_cache() does.
 #include <cstddef>
 #include <cstdint>
 
@@ -17,6 +19,21 @@ struct AllocatorStats {
   int64_t num_allocations = 0;     ///< allocate() calls since the last reset (cache hits included)
   int64_t num_cache_hits = 0;      ///< allocate() calls served from the cache
   int64_t num_system_allocations = 0;  ///< blocks obtained from the operating system
+  int64_t num_system_frees = 0;    ///< cached blocks given back to the operating system (policy or empty_cache)
+};
+
+/// When the CPU caching allocator gives freed blocks back to the system instead of keeping
+/// them for reuse. The defaults keep the blocks a training loop reuses every step and bound
+/// what a run with ever-changing shapes can hold.
+struct CachePolicy {
+  /// A freed block larger than this (bytes, size-class rounded) is not cached. Mapping a
+  /// large block again costs little next to filling it (PyTorch's CPU allocator caches nothing).
+  int64_t max_cached_block = int64_t{64} << 20;
+  /// Cached (free) bytes are kept at most this large: the blocks freed longest ago go first.
+  int64_t max_cached_bytes = int64_t{1} << 30;
+  /// A cached block not reused within this many allocations (of any size) is released;
+  /// 0 keeps idle blocks.
+  int64_t max_idle_allocations = int64_t{1} << 16;
 };
 
 /// Interface of a device memory allocator. Thread-safe.
@@ -34,6 +51,10 @@ class Allocator {
   virtual void reset_peak_stats() = 0;
   /// Releases every cached (free) block to the system.
   virtual void empty_cache() = 0;
+  /// Sets the release policy (allocators without a cache ignore it); applies it at once.
+  /// ValueError for a negative field.
+  virtual void set_cache_policy(const CachePolicy& policy) { (void)policy; }
+  virtual CachePolicy cache_policy() const { return {}; }
 };
 
 /// The allocator used for CPU tensors (a process-wide caching allocator).
@@ -45,7 +66,15 @@ namespace memory {
 /// Statistics of the CPU caching allocator.
 AllocatorStats stats();
 void reset_peak_stats();
+/// Releases every cached, unused block of the CPU caching allocator to the system (and
+/// asks the C library to return freed heap pages); blocks in use are untouched.
 void empty_cache();
+/// The CPU caching allocator's release policy (see CachePolicy).
+void set_cache_policy(const CachePolicy& policy);
+CachePolicy cache_policy();
 }  // namespace memory
+
+/// torch.cuda.empty_cache() for tandem's CPU caching allocator: memory::empty_cache().
+inline void empty_cache() { memory::empty_cache(); }
 
 }  // namespace tandem

@@ -236,6 +236,14 @@ class Tensor {
   /// (see tandem::unfold in ops/shape.h).
   Tensor unfold(int64_t dimension, int64_t size, int64_t step) const;
   Tensor as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> storage_offset = std::nullopt) const;
+  // Copies of this tensor with one view's elements replaced by src (the functional forms
+  // of writing through a view; see tandem::slice_scatter etc. in ops/shape.h).
+  Tensor slice_scatter(const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+                       std::optional<int64_t> end = std::nullopt, int64_t step = 1) const;
+  Tensor select_scatter(const Tensor& src, int64_t dim, int64_t index) const;
+  Tensor diagonal_scatter(const Tensor& src, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor as_strided_scatter(const Tensor& src, IntArrayRef sizes, IntArrayRef strides,
+                            std::optional<int64_t> storage_offset = std::nullopt) const;
 
   // ---- binary arithmetic (ops/binary.cpp) ----
   /// Sums down to `sizes` (must broadcast to this shape), e.g. the gradient of expand.

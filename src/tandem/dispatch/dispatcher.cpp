@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "tandem/core/grad_mode.h"
+#include "tandem/core/mem_overlap.h"
 #include "tandem/kernels/cpu/loops.h"
 
 namespace tandem {
@@ -230,6 +231,11 @@ void set_meta_cache_enabled(bool enabled) { g_meta_cache_enabled = enabled; }
 // ---------------------------------------------------------------- dispatch
 namespace {
 
+// The op name errors carry: an in-place variant reports the functional op the user's
+// eager call names (`[div]`, not `[div_]`), so that compiled mode, which may run the
+// functional op followed by copy_, raises the same message.
+const char* error_name(const OpDef& op) { return op.functional ? op.functional->name.c_str() : op.name.c_str(); }
+
 DType compute_dtype(const OpDef& op, ArrayRef<MetaRef> metas) {
   if (op.promotion == Promotion::None) return metas.empty() ? default_float_dtype() : metas[0].dtype;
   SmallVec<MetaRef, 4> prom;
@@ -267,7 +273,7 @@ ArrayRef<Tensor> promote_inputs(const OpDef& op, ArrayRef<Tensor> inputs, DType 
 
 void run_meta(const OpDef& op, ArrayRef<MetaRef> metas, ArrayRef<AttrValue> attrs, DType common,
               SmallVec<TensorMeta, 2>& out) {
-  MetaContext ctx{op.name.c_str(), metas, AttrReader(op.name.c_str(), attrs), common, {}};
+  MetaContext ctx{error_name(op), metas, AttrReader(error_name(op), attrs), common, {}};
   op.meta(ctx);
   out = std::move(ctx.outputs);
 }
@@ -314,6 +320,43 @@ void bump_mutated_inputs(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<Attr
     if ((m >> i & 1u) && inputs[i].defined()) inputs[i].bump_version();
 }
 
+// Rejects writes whose result would depend on the order of the kernel's writes: a
+// written tensor (an in-place variant's self, OpDef::mutates_inputs) that overlaps itself,
+// another written tensor, or an input other than as its InputSpec::overlap allows. Runs
+// before the kernel, so nothing has been written when it raises. `name` is the op name
+// errors use (the functional op's for an in-place variant).
+void check_write_overlap(const OpDef& op, const char* name, ArrayRef<Tensor> inputs, uint32_t written) {
+  const char* variant = op.name.c_str();
+  auto geometry = [](const Tensor& t) {
+    return str_cat("sizes ", t.sizes(), ", strides ", t.strides(), ", storage offset ", t.storage_offset(), ", ",
+                   dtype_name(t.dtype()));
+  };
+  auto spec_of = [&](size_t j) -> const InputSpec& { return op.inputs[std::min(j, op.inputs.size() - 1)]; };
+  for (size_t i = 0; i < inputs.size() && i < 32; ++i) {
+    if (!(written >> i & 1u) || !inputs[i].defined()) continue;
+    const Tensor& w = inputs[i];
+    TANDEM_CHECK(!has_internal_overlap(w), ValueError, name,
+                 "unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                 "location (", variant, " writes '", spec_of(i).name, "': ", geometry(w), "). Please clone() the tensor "
+                 "before performing the operation.");
+    for (size_t j = 0; j < inputs.size(); ++j) {
+      const Tensor& r = inputs[j];
+      if (j == i || !r.defined() || r.storage().get() != w.storage().get()) [[likely]]
+        continue;
+      const InputOverlap allowed = (j < 32 && (written >> j & 1u)) ? InputOverlap::None : spec_of(j).overlap;
+      if (allowed == InputOverlap::Any) continue;
+      const MemOverlapStatus st = get_overlap_status(w, r);
+      if (st == MemOverlapStatus::No || (st == MemOverlapStatus::Full && allowed == InputOverlap::Same)) continue;
+      throw ValueError(str_cat(
+          "[", name, "] unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+          "single memory location (", variant, " writes '", spec_of(i).name, "': ", geometry(w), "; reads '",
+          spec_of(j).name, "': ", geometry(r),
+          st == MemOverlapStatus::Full ? "; the same elements, which this op cannot read while it writes them" : "",
+          "). Please clone() the tensor before performing the operation."));
+    }
+  }
+}
+
 struct DepthGuard {
   DepthGuard() { ++t_depth; }
   ~DepthGuard() { --t_depth; }
@@ -321,17 +364,17 @@ struct DepthGuard {
 
 void check_arity(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs) {
   if (op.variadic) {
-    TANDEM_CHECK(inputs.size() + 1 >= op.inputs.size(), ValueError, op.name, "got ", inputs.size(),
+    TANDEM_CHECK(inputs.size() + 1 >= op.inputs.size(), ValueError, error_name(op), "got ", inputs.size(),
                  " tensor inputs, expected at least ", op.inputs.size() - 1);
   } else {
-    TANDEM_CHECK(inputs.size() == op.inputs.size(), ValueError, op.name, "got ", inputs.size(),
+    TANDEM_CHECK(inputs.size() == op.inputs.size(), ValueError, error_name(op), "got ", inputs.size(),
                  " tensor inputs, expected ", op.inputs.size());
   }
-  TANDEM_CHECK(attrs.size() <= op.attrs.size(), ValueError, op.name, "got ", attrs.size(),
+  TANDEM_CHECK(attrs.size() <= op.attrs.size(), ValueError, error_name(op), "got ", attrs.size(),
                " attributes, expected at most ", op.attrs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     const InputSpec& spec = op.inputs[std::min(i, op.inputs.size() - 1)];
-    TANDEM_CHECK(spec.optional || inputs[i].defined(), ValueError, op.name, "input '", spec.name,
+    TANDEM_CHECK(spec.optional || inputs[i].defined(), ValueError, error_name(op), "input '", spec.name,
                  "' is an undefined tensor, expected a defined tensor");
   }
 }
@@ -345,9 +388,10 @@ bool needs_grad(const OpDef& op, ArrayRef<Tensor> inputs) {
 }
 
 OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> attrs) {
+  const char* name = error_name(op);
   if (op.composite) {
     DepthGuard g;
-    auto outs = op.composite(inputs, AttrReader(op.name.c_str(), attrs));
+    auto outs = op.composite(inputs, AttrReader(name, attrs));
     OpOutputs r;
     for (auto& t : outs) r.push_back(std::move(t));
     return r;
@@ -363,7 +407,7 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
 
   OpOutputs outputs;
   if (op.view) {
-    ViewGeometry g = op.view(metas[0], AttrReader(op.name.c_str(), attrs));
+    ViewGeometry g = op.view(metas[0], AttrReader(name, attrs));
     int64_t off = g.absolute_offset ? g.storage_offset : run_inputs[0].storage_offset() + g.storage_offset;
     outputs.push_back(make_alias(run_inputs[0], std::move(g.sizes), std::move(g.strides), off));
     if (g_view_tracker && is_grad_enabled() && (op.output_differentiable.empty() || op.output_differentiable[0]))
@@ -384,17 +428,19 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
   // Read only before the kernel runs: a nested dispatch may change the cache.
   const SmallVec<TensorMeta, 2>& out_metas = *out_metas_p;
 
+  // The one place in-place writes are checked: self of an in-place variant and the inputs
+  // an op mutates (OpDef::mutates_inputs) must not overlap what the kernel reads.
+  const uint32_t written = (op.is_inplace ? 1u : 0u) | mutated_inputs(op, attrs);
+  if (written != 0) [[unlikely]]
+    check_write_overlap(op, name, inputs, written);
+
   if (op.is_inplace) {
     const Tensor& self = inputs[0];
     const TensorMeta& m = out_metas[0];
-    TANDEM_CHECK(IntArrayRef(m.sizes).equals(self.sizes()), ShapeError, op.name, "output with shape ",
-                 self.sizes(), " doesn't match the broadcast shape ", m.sizes);
-    TANDEM_CHECK(can_cast(m.dtype, self.dtype()), TypeError, op.name, "result type ", dtype_name(m.dtype),
-                 " can't be cast to the desired output type ", dtype_name(self.dtype()));
-    for (size_t d = 0; d < self.sizes().size(); ++d)
-      TANDEM_CHECK(self.strides()[d] != 0 || self.sizes()[d] <= 1, ValueError, op.name,
-                   "unsupported operation: more than one element of the written-to tensor refers to a single "
-                   "memory location (sizes ", self.sizes(), ", strides ", self.strides(), "); clone() it first");
+    TANDEM_CHECK(IntArrayRef(m.sizes).equals(self.sizes()), ShapeError, name, "output with shape ",
+                 self.sizes(), " doesn't match the broadcast shape ", m.sizes, " (in-place ", op.name, ")");
+    TANDEM_CHECK(can_cast(m.dtype, self.dtype()), TypeError, name, "result type ", dtype_name(m.dtype),
+                 " can't be cast to the desired output type ", dtype_name(self.dtype()), " (in-place ", op.name, ")");
     // The checker may dispatch (clone), which may change the meta cache holding m.
     const bool same_dtype = m.dtype == self.dtype();
     std::optional<TensorMeta> wider;
@@ -402,11 +448,11 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
     if (g_inplace_checker) g_inplace_checker(op, inputs);
     if (same_dtype) {
       outputs.push_back(self);
-      KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+      KernelContext kc{name, run_inputs, AttrReader(name, attrs), outputs};
       op.cpu_kernel(kc);
     } else {
       outputs.push_back(allocate(*wider));
-      KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+      KernelContext kc{name, run_inputs, AttrReader(name, attrs), outputs};
       op.cpu_kernel(kc);
       kernels::copy_kernel(self, outputs[0]);
       outputs[0] = self;
@@ -416,7 +462,7 @@ OpOutputs dispatch_impl(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrV
   }
 
   for (const TensorMeta& m : out_metas) outputs.push_back(allocate(m));
-  KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+  KernelContext kc{name, run_inputs, AttrReader(name, attrs), outputs};
   op.cpu_kernel(kc);
   bump_mutated_inputs(op, inputs, attrs);
   return outputs;
@@ -454,7 +500,7 @@ Tensor dispatch1(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> a
 }
 
 Tensor apply_view(const OpDef& op, const Tensor& input, ArrayRef<AttrValue> attrs, int64_t absolute_base) {
-  ViewGeometry g = op.view(MetaRef::of(input), AttrReader(op.name.c_str(), attrs));
+  ViewGeometry g = op.view(MetaRef::of(input), AttrReader(error_name(op), attrs));
   int64_t off = g.absolute_offset ? absolute_base + g.storage_offset : input.storage_offset() + g.storage_offset;
   return make_alias(input, std::move(g.sizes), std::move(g.strides), off);
 }
@@ -471,12 +517,12 @@ void run_kernel(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue> at
   if (op.is_inplace && result_dtype != inputs[0].dtype()) {
     Tensor self = outputs[0];
     outputs[0] = empty_tensor(self.sizes(), result_dtype);
-    KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+    KernelContext kc{error_name(op), run_inputs, AttrReader(error_name(op), attrs), outputs};
     op.cpu_kernel(kc);
     kernels::copy_kernel(self, outputs[0]);
     outputs[0] = self;
   } else {
-    KernelContext kc{op.name.c_str(), run_inputs, AttrReader(op.name.c_str(), attrs), outputs};
+    KernelContext kc{error_name(op), run_inputs, AttrReader(error_name(op), attrs), outputs};
     op.cpu_kernel(kc);
   }
   if (op.is_inplace && !is_inference_mode()) outputs[0].bump_version();
@@ -490,7 +536,7 @@ SmallVec<TensorMeta, 2> infer_meta(const OpDef& op, ArrayRef<MetaRef> inputs, Ar
   SmallVec<TensorMeta, 2> out;
   DType common = compute_dtype(op, inputs);
   if (op.view) {
-    ViewGeometry g = op.view(inputs[0], AttrReader(op.name.c_str(), full.ref()));
+    ViewGeometry g = op.view(inputs[0], AttrReader(error_name(op), full.ref()));
     out.push_back(TensorMeta{inputs[0].dtype, std::move(g.sizes), std::move(g.strides)});
     return out;
   }

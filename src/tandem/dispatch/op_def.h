@@ -46,12 +46,31 @@ enum class Promotion : uint8_t {
   Comparison,    ///< inputs cast to result_type; output is bool
 };
 
+/// How an input may share memory with a tensor the op writes (an in-place variant's self,
+/// OpDef::mutates_inputs). Whatever this says, the dispatcher rejects written tensors that
+/// overlap themselves (expand, unfold with step < size) for every op.
+enum class InputOverlap : uint8_t {
+  /// The input may be the written tensor itself (the same elements at the same positions:
+  /// elementwise kernels read each element before writing it), but must not overlap it
+  /// partly (PyTorch's assert_no_partial_overlap, "some elements of the input tensor and
+  /// the written-to tensor refer to a single memory location").
+  Same,
+  /// No shared memory at all: the kernel reads the input in another order than it writes
+  /// (the indices of scatter/index_put/index_add; PyTorch's assert_no_overlap). Their
+  /// sources keep Same: those kernels copy a source in self's storage before writing, so
+  /// the very same elements give the clone() result (PyTorch refuses them).
+  None,
+  /// Any overlap: the kernel reads the whole input before it writes (masked_fill's 0-d value).
+  Any,
+};
+
 /// Declaration of one tensor input.
 struct InputSpec {
   std::string name;
   bool promote = true;         ///< takes part in type promotion (false for index/mask inputs)
   bool optional = false;       ///< may be an undefined Tensor
   bool differentiable = true;  ///< gradients flow to it (false for indices, masks)
+  InputOverlap overlap = InputOverlap::Same;  ///< memory it may share with a written tensor
 };
 
 /// Declaration of one attribute with its default (None = std::monostate).

@@ -60,7 +60,7 @@ void CompiledModule::gather(const std::vector<Tensor>& inputs) {
 
 void CompiledModule::rebuild_names() {
   extra_names_.assign(kFixed, "");
-  extra_names_[kHooks] = "forward hooks (added or removed)";
+  extra_names_[kHooks] = "forward hooks (added or removed; full backward hooks too)";
   extra_names_[kNumModules] = "number of submodules";
   extra_names_[kNumParams] = "number of parameters";
   extra_names_[kNumBuffers] = "number of buffers";

@@ -4,7 +4,9 @@
 #include <sstream>
 
 #include "tandem/autograd/engine.h"
+#include "tandem/autograd/function.h"
 #include "tandem/core/capture_state.h"
+#include "tandem/core/grad_mode.h"
 
 namespace tandem::nn {
 
@@ -69,6 +71,143 @@ class CaptureNote {
 };
 }  // namespace
 
+// ---------------------------------------------------------------- full backward hooks
+// PyTorch's torch.utils.hooks.BackwardHook: the call's inputs and outputs pass through
+// identity autograd nodes. The outputs' node sees grad_output first (the engine runs it
+// before anything inside the module) and runs the pre-hooks; the inputs' node sees
+// grad_input last (it waits for every path through the module) and runs the full hooks.
+namespace detail {
+struct BackwardHookCall {
+  Module* module = nullptr;
+  // Watched, not owned (a module keeping its last output would own itself through the
+  // graph): the hooks of a module owned by a shared_ptr and destroyed before backward are
+  // skipped; a module not owned by a shared_ptr must outlive the backward pass.
+  std::weak_ptr<Module> owner;
+  bool tracked = false;
+  Module* alive() const {
+    if (!tracked) return module;
+    return owner.expired() ? nullptr : module;
+  }
+  std::vector<Module::BackwardHook> hooks;
+  std::vector<Module::BackwardPreHook> pre_hooks;
+  size_t n_inputs = 0;
+  bool inputs_hooked = false;  // some input requires grad: the inputs' node runs the full hooks
+  bool have_grad_outputs = false;
+  std::vector<Tensor> grad_outputs;
+};
+}  // namespace detail
+
+namespace {
+using detail::BackwardHookCall;
+
+std::shared_ptr<BackwardHookCall> call_of(autograd::AutogradContext* ctx) {
+  return std::any_cast<std::shared_ptr<BackwardHookCall>>(ctx->saved_data.at("call"));
+}
+
+std::vector<Tensor> backward_outputs_node(autograd::AutogradContext* ctx, std::vector<Tensor> grads) {
+  auto call = call_of(ctx);
+  if (!call->alive()) return grads;
+  Module& m = *call->module;
+  for (auto& hook : call->pre_hooks) {
+    std::vector<Tensor> r = hook(m, grads);
+    if (r.empty()) continue;
+    TANDEM_CHECK(r.size() == grads.size(), RuntimeError, m.name(), "a full backward pre-hook returned ", r.size(),
+                 " grad_output entries, expected ", grads.size(), " (or none to keep them)");
+    grads = std::move(r);
+  }
+  call->grad_outputs = grads;
+  call->have_grad_outputs = true;
+  if (!call->inputs_hooked) {
+    // No input requires grad: the inputs' node does not exist, so the hooks run now.
+    std::vector<Tensor> none(call->n_inputs);
+    for (auto& hook : call->hooks) {
+      std::vector<Tensor> r = hook(m, none, call->grad_outputs);
+      for (const Tensor& t : r)
+        TANDEM_CHECK(!t.defined(), RuntimeError, m.name(), "a full backward hook returned a gradient for a module "
+                     "call where no input requires grad; it must return an empty list (or undefined tensors)");
+    }
+    call->grad_outputs.clear();
+    call->have_grad_outputs = false;
+  }
+  return grads;
+}
+
+std::vector<Tensor> backward_inputs_node(autograd::AutogradContext* ctx, std::vector<Tensor> grads) {
+  auto call = call_of(ctx);
+  if (!call->have_grad_outputs || !call->alive()) return grads;  // no gradient reached the outputs' node
+  Module& m = *call->module;
+  for (auto& hook : call->hooks) {
+    std::vector<Tensor> r = hook(m, grads, call->grad_outputs);
+    if (r.empty()) continue;
+    TANDEM_CHECK(r.size() == grads.size(), RuntimeError, m.name(), "a full backward hook returned ", r.size(),
+                 " grad_input entries, expected ", grads.size(), " (or none to keep them)");
+    grads = std::move(r);
+  }
+  call->grad_outputs.clear();
+  call->have_grad_outputs = false;
+  return grads;
+}
+
+// Passes `xs` through an identity node running `fn` in backward. Tensors that do not
+// require grad come out as plain aliases (non-differentiable, as PyTorch's
+// BackwardHookFunction marks them).
+std::vector<Tensor> identity_node(const std::shared_ptr<BackwardHookCall>& call, const std::vector<Tensor>& xs,
+                                  autograd::CppNode::BackwardFn fn, const char* name) {
+  auto node = autograd::make_node<autograd::CppNode>(name, fn);
+  node->ctx.set_materialize_grads(false);
+  node->ctx.saved_data["call"] = call;
+  std::vector<Tensor> outs;
+  for (const Tensor& x : xs) {
+    node->ctx.needs_input_grad_.push_back(x.defined() && x.requires_grad());
+    outs.push_back(x.defined() ? make_alias(x, x.sizes(), x.strides(), x.storage_offset()) : x);
+  }
+  for (size_t i = 0; i < outs.size(); ++i)
+    if (outs[i].defined() && !node->ctx.needs_input_grad(i)) node->ctx.mark_non_differentiable({outs[i]});
+  return autograd::detail::wrap_outputs(node, xs, std::move(outs));
+}
+
+bool any_requires_grad(const std::vector<Tensor>& xs) {
+  for (const Tensor& x : xs)
+    if (x.defined() && x.requires_grad()) return true;
+  return false;
+}
+
+bool all_defined(const std::vector<Tensor>& xs) {
+  for (const Tensor& x : xs)
+    if (!x.defined()) return false;
+  return true;
+}
+
+std::vector<Tensor> hook_inputs(const std::shared_ptr<BackwardHookCall>& call, const std::vector<Tensor>& in) {
+  if (!call) [[likely]] return in;
+  call->n_inputs = in.size();
+  if (!any_requires_grad(in) || !all_defined(in)) return in;
+  capture_state::note_break("module '" + call->module->name() +
+                            "' has full backward hooks, which live in the autograd graph a compiled program does not replay");
+  call->inputs_hooked = true;
+  return identity_node(call, in, backward_inputs_node, "BackwardHookFunctionBackward");
+}
+
+std::vector<Tensor> hook_outputs(const std::shared_ptr<BackwardHookCall>& call, const std::vector<Tensor>& out) {
+  if (!call || !any_requires_grad(out) || !all_defined(out)) [[likely]] return out;
+  capture_state::note_break("module '" + call->module->name() +
+                            "' has full backward hooks, which live in the autograd graph a compiled program does not replay");
+  return identity_node(call, out, backward_outputs_node, "BackwardHookFunctionBackward");
+}
+}  // namespace
+
+std::shared_ptr<detail::BackwardHookCall> Module::begin_backward_hooks() {
+  if ((backward_hooks_.empty() && backward_pre_hooks_.empty()) || !is_grad_enabled()) [[likely]]
+    return nullptr;
+  auto call = std::make_shared<detail::BackwardHookCall>();
+  call->module = this;
+  call->owner = weak_from_this();
+  call->tracked = !call->owner.expired();
+  for (const auto& [id, h] : backward_hooks_) call->hooks.push_back(h);
+  for (const auto& [id, h] : backward_pre_hooks_) call->pre_hooks.push_back(h);
+  return call;
+}
+
 Tensor Module::operator()(const Tensor& input) {
   CaptureNote note(*this);
   Tensor x = input;
@@ -83,6 +222,9 @@ Tensor Module::operator()(const Tensor& input) {
       if (!r.empty() && r[0].defined()) x = r[0];
     }
   }
+  auto bw = begin_backward_hooks();
+  if (bw) [[unlikely]]
+    x = hook_inputs(bw, {x})[0];
   Tensor y = forward(x);
   for (auto& h : hooks_) {
     if (h.one) {
@@ -95,6 +237,8 @@ Tensor Module::operator()(const Tensor& input) {
       if (!r.empty() && r[0].defined()) y = r[0];
     }
   }
+  if (bw) [[unlikely]]
+    y = hook_outputs(bw, {y})[0];
   return y;
 }
 
@@ -112,6 +256,9 @@ std::vector<Tensor> Module::operator()(const std::vector<Tensor>& inputs) {
       if (!r.empty()) in = std::move(r);
     }
   }
+  auto bw = begin_backward_hooks();
+  if (bw) [[unlikely]]
+    in = hook_inputs(bw, in);
   std::vector<Tensor> out = forward_list(in);
   for (auto& h : hooks_) {
     if (h.one) {
@@ -125,6 +272,8 @@ std::vector<Tensor> Module::operator()(const std::vector<Tensor>& inputs) {
       if (!r.empty()) out = std::move(r);
     }
   }
+  if (bw) [[unlikely]]
+    out = hook_outputs(bw, out);
   return out;
 }
 
@@ -363,18 +512,45 @@ HookHandle Module::register_forward_hook(ForwardListHook hook) {
   return HookHandle(this, id, false);
 }
 
+HookHandle Module::register_full_backward_hook(BackwardHook hook) {
+  TANDEM_CHECK(hook != nullptr, ValueError, name_, "register_full_backward_hook got an empty hook");
+  int64_t id = g_hook_ids.fetch_add(1);
+  backward_hooks_.emplace_back(id, std::move(hook));
+  ++hooks_changes_;
+  return HookHandle(this, id, false);
+}
+
+HookHandle Module::register_full_backward_pre_hook(BackwardPreHook hook) {
+  TANDEM_CHECK(hook != nullptr, ValueError, name_, "register_full_backward_pre_hook got an empty hook");
+  int64_t id = g_hook_ids.fetch_add(1);
+  backward_pre_hooks_.emplace_back(id, std::move(hook));
+  ++hooks_changes_;
+  return HookHandle(this, id, true);
+}
+
 void Module::remove_hook(int64_t id, bool pre) {
+  // Ids are unique across all kinds, so `pre` only narrows the search.
+  auto drop = [&](auto& list, auto id_of) {
+    for (auto it = list.begin(); it != list.end(); ++it)
+      if (id_of(*it) == id) {
+        list.erase(it);
+        ++hooks_changes_;
+        return true;
+      }
+    return false;
+  };
+  auto entry_id = [](const auto& e) { return e.id; };
+  auto pair_id = [](const auto& e) { return e.first; };
   if (pre) {
-    for (auto it = pre_hooks_.begin(); it != pre_hooks_.end(); ++it)
-      if (it->id == id) { pre_hooks_.erase(it); ++hooks_changes_; return; }
+    if (!drop(pre_hooks_, entry_id)) drop(backward_pre_hooks_, pair_id);
   } else {
-    for (auto it = hooks_.begin(); it != hooks_.end(); ++it)
-      if (it->id == id) { hooks_.erase(it); ++hooks_changes_; return; }
+    if (!drop(hooks_, entry_id)) drop(backward_hooks_, pair_id);
   }
 }
 
 uint64_t Module::hooks_version() const {
-  uint64_t v = hooks_changes_ * 1315423911ULL + pre_hooks_.size() * 31 + hooks_.size();
+  uint64_t v = hooks_changes_ * 1315423911ULL + pre_hooks_.size() * 31 + hooks_.size() +
+               (backward_hooks_.size() + backward_pre_hooks_.size()) * 7919;
   for (const auto& [n, c] : children_) v = v * 1099511628211ULL + c->hooks_version();
   return v;
 }

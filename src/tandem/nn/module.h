@@ -18,6 +18,9 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 class Module;
 using ModulePtr = std::shared_ptr<Module>;
+namespace detail {
+struct BackwardHookCall;  // one call's full backward hooks (module.cpp)
+}
 
 /// Handle of a forward hook (torch.utils.hooks.RemovableHandle). remove() is idempotent,
 /// and a no-op once the module is destroyed when the module is owned by a shared_ptr (the
@@ -145,6 +148,30 @@ class Module : public std::enable_shared_from_this<Module> {
   /// List form: gets inputs and outputs; may return replacement outputs (empty keeps them).
   /// One-tensor calls (operator()(Tensor)) accept only a one-tensor replacement (ValueError).
   HookHandle register_forward_hook(ForwardListHook hook);
+  /// Full backward hook (torch.nn.Module.register_full_backward_hook): called during
+  /// backward once the gradients with respect to the module's inputs are computed, with
+  /// grad_input (one entry per tensor input of the call; undefined for an input that does
+  /// not require grad or got no gradient) and grad_output (one per output; undefined for an
+  /// output that got no gradient). It may return replacement grad_input (same length;
+  /// entries for inputs that do not require grad are ignored) or an empty list to keep
+  /// it. When no input requires grad, the hooks run as soon as grad_output is known, with
+  /// all-undefined grad_input, and must return an empty (or all-undefined) list. Runs when
+  /// the call was made with grad enabled and some input or output requires grad; the
+  /// hooks registered at the time of the call are the ones that run. RuntimeError (raised
+  /// from backward) for a replacement of the wrong length; ShapeError for one of the
+  /// wrong shape. Under compile() a call that would set these hooks up runs eagerly (a
+  /// graph break): the hooks live in the autograd graph, which a program does not replay.
+  using BackwardHook = std::function<std::vector<Tensor>(Module&, const std::vector<Tensor>& grad_input,
+                                                         const std::vector<Tensor>& grad_output)>;
+  /// Full backward pre-hook (torch.nn.Module.register_full_backward_pre_hook): called
+  /// with grad_output when the gradients with respect to the module's outputs are known,
+  /// before any gradient flows into the module; may return replacement grad_output (same
+  /// length, else RuntimeError) or an empty list to keep it. Later pre-hooks and the full
+  /// backward hooks see the replacement.
+  using BackwardPreHook = std::function<std::vector<Tensor>(Module&, const std::vector<Tensor>& grad_output)>;
+  HookHandle register_full_backward_hook(BackwardHook hook);
+  HookHandle register_full_backward_pre_hook(BackwardPreHook hook);
+  /// Removes the hook with this id: a (forward or backward) pre-hook when `pre`, else a hook.
   void remove_hook(int64_t id, bool pre);
   /// Changes whenever hooks are added or removed anywhere in the tree (compiled modules
   /// guard on it).
@@ -190,6 +217,11 @@ class Module : public std::enable_shared_from_this<Module> {
   };
   std::vector<PreHookEntry> pre_hooks_;
   std::vector<HookEntry> hooks_;
+  std::vector<std::pair<int64_t, BackwardHook>> backward_hooks_;
+  std::vector<std::pair<int64_t, BackwardPreHook>> backward_pre_hooks_;
+  // Set up the backward hooks of one call around its inputs / outputs (identity autograd
+  // nodes; see module.cpp). No-ops without backward hooks.
+  std::shared_ptr<detail::BackwardHookCall> begin_backward_hooks();
   uint64_t hooks_changes_ = 0;
   void check_new_name(const std::string& name) const;
 };

@@ -316,7 +316,7 @@ TANDEM_REGISTER_OP(gather) {
 TANDEM_REGISTER_OP(scatter) {
   OpDef d;
   d.name = "scatter";
-  d.inputs = {{"self"}, {"index", false, false, false}, {"src", true, true, true}};
+  d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}, {"src", true, true, true}};
   d.attrs = {{"dim", int64_t{0}}, {"value", std::monostate{}}};
   d.save_inputs = 0b010;
   d.backward = scatter_backward;
@@ -496,7 +496,7 @@ void scatter_reduce_kernel(KernelContext& c, Reduce r, bool include_self) {
 TANDEM_REGISTER_OP(scatter_add) {
   OpDef d;
   d.name = "scatter_add";
-  d.inputs = {{"self"}, {"index", false, false, false}, {"src"}};
+  d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}, {"src"}};
   d.attrs = {{"dim", int64_t{0}}};
   d.save_inputs = 0b010;
   d.backward = scatter_add_backward;
@@ -510,7 +510,7 @@ TANDEM_REGISTER_OP(scatter_add) {
 TANDEM_REGISTER_OP(scatter_reduce) {
   OpDef d;
   d.name = "scatter_reduce";
-  d.inputs = {{"self"}, {"index", false, false, false}, {"src"}};
+  d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}, {"src"}};
   d.attrs = {{"dim", int64_t{0}}, {"reduce", std::string("sum")}, {"include_self", true}};
   d.save_inputs = 0b111;
   d.save_outputs = 0b1;
@@ -588,7 +588,7 @@ TANDEM_REGISTER_OP(index_select) {
 TANDEM_REGISTER_OP(index_add) {
   OpDef d;
   d.name = "index_add";
-  d.inputs = {{"self"}, {"index", false, false, false}, {"source"}};
+  d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}, {"source"}};
   d.attrs = {{"dim", int64_t{0}}, {"alpha", Scalar(1)}};
   d.save_inputs = 0b010;
   d.backward = index_add_backward;
@@ -645,7 +645,7 @@ TANDEM_REGISTER_OP(index_add) {
 TANDEM_REGISTER_OP(masked_fill) {
   OpDef d;
   d.name = "masked_fill";
-  d.inputs = {{"self"}, {"mask", false, false, false}, {"value", false, true, true}};
+  d.inputs = {{"self"}, {"mask", false, false, false}, {"value", false, true, true, InputOverlap::Any}};
   d.attrs = {{"value", std::monostate{}}};
   d.save_inputs = 0b010;
   d.backward = masked_fill_backward;

@@ -124,7 +124,7 @@ TANDEM_REGISTER_OP(take) {
 TANDEM_REGISTER_OP(index_copy) {
   OpDef d;
   d.name = "index_copy";
-  d.inputs = {{"self"}, {"index", false, false, false}, {"source"}};
+  d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}, {"source"}};
   d.attrs = {{"dim", int64_t{0}}};
   d.save_inputs = 0b010;
   d.backward = index_copy_backward;
@@ -174,7 +174,7 @@ TANDEM_REGISTER_OP(index_copy) {
 TANDEM_REGISTER_OP(index_fill) {
   OpDef d;
   d.name = "index_fill";
-  d.inputs = {{"self"}, {"index", false, false, false}};
+  d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}};
   d.attrs = {{"dim", int64_t{0}}, {"value", Scalar(0)}};
   d.save_inputs = 0b10;
   d.backward = index_fill_backward;

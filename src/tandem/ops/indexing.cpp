@@ -286,7 +286,7 @@ TANDEM_REGISTER_OP(index) {
 TANDEM_REGISTER_OP(index_put) {
   OpDef d;
   d.name = "index_put";
-  d.inputs = {{"self"}, {"values"}, {"indices", false, true, false}};
+  d.inputs = {{"self"}, {"values"}, {"indices", false, true, false, InputOverlap::None}};
   d.variadic = true;
   d.attrs = {{"accumulate", false}};
   d.save_inputs = ~uint32_t{0b11};

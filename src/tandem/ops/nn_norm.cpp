@@ -440,6 +440,9 @@ TANDEM_REGISTER_OP(native_batch_norm) {
   // In training the kernel updates running_mean/running_var (inputs 3, 4) in place.
   d.mutates_inputs = 0b11000;
   d.mutates_if_attr = 0;  // training
+  // The statistics are written after the whole batch was read, but the kernel reads
+  // weight and bias per channel while it writes: no aliasing with the running buffers.
+  for (size_t i = 0; i < 3; ++i) d.inputs[i].overlap = InputOverlap::None;
   return d;
 }
 

@@ -32,10 +32,12 @@ Tensor true_divide(const Tensor& self, const Tensor& other);
 /// TypeError for bool; ValueError for integer division by zero.
 Tensor floor_divide(const Tensor& self, const Tensor& other);
 Tensor floor_divide(const Tensor& self, const Scalar& other);
-/// torch.remainder: Python's modulus; the result has the sign of `other`
+/// torch.remainder: Python's modulus; a nonzero result has the sign of `other`
 /// (remainder(-5, 3) = 1, remainder(5, -3) = -1). Floating: a - floor(a/b)*b computed as
-/// fmod plus a sign fix, so remainder(x, 0.) = nan; integer modulo by zero raises
-/// ValueError. TypeError for bool.
+/// torch's CPU kernel does, fmod plus `other` when the signs differ, so a zero result
+/// keeps fmod's sign, which is self's (remainder(-1., 1.) = -0.0, remainder(2., -1.) =
+/// +0.0, bit for bit as torch 1.13; Python's `%` differs there), remainder(x, 0.) = nan and
+/// remainder(5.5, -inf) = -inf; integer modulo by zero raises ValueError. TypeError for bool.
 Tensor remainder(const Tensor& self, const Tensor& other);
 Tensor remainder(const Tensor& self, const Scalar& other);
 Tensor remainder(const Scalar& self, const Tensor& other);

@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "tandem/core/mem_overlap.h"
 #include "tandem/kernels/cpu/loops.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
@@ -386,6 +387,190 @@ TANDEM_REGISTER_OP(alias) {
   return d;
 }
 
+// ---------------------------------------------------------------- scatter into views
+// slice_scatter, select_scatter, diagonal_scatter, as_strided_scatter: a copy of self whose
+// elements under a view (the view op's own stride rule, with the view op's attributes in
+// the same order) are replaced by src, PyTorch's `out = self.clone(); view(out).copy_(src)`:
+// the functional form of an in-place write through a view. src must have the view's
+// shape exactly (no broadcasting, ShapeError) and is converted to self's dtype as copy_
+// converts. The output is contiguous, except that as_strided_scatter keeps the layout of a
+// self that is dense without overlap (transposed, permuted), as PyTorch's clone does,
+// because its geometry addresses the output's storage.
+namespace {
+
+// The message of a view rule's error with the scatter op's name in place of the view's.
+std::string renamed(const char* op, const Error& e) {
+  std::string msg = e.what();
+  const size_t k = msg.rfind('[', 0) == 0 ? msg.find("] ") : std::string::npos;
+  return str_cat("[", op, "] ", k == std::string::npos ? msg : msg.substr(k + 2));
+}
+
+// Runs a view rule, naming the scatter op in its errors (the rule names its view op).
+ViewGeometry scatter_view(const char* op, const OpDef& view, const MetaRef& m, ArrayRef<AttrValue> attrs) {
+  try {
+    return view.view(m, AttrReader(op, attrs));
+  } catch (const IndexError& e) {
+    throw IndexError(renamed(op, e));
+  } catch (const ShapeError& e) {
+    throw ShapeError(renamed(op, e));
+  } catch (const ValueError& e) {
+    throw ValueError(renamed(op, e));
+  } catch (const TypeError& e) {
+    throw TypeError(renamed(op, e));
+  }
+}
+
+// Strides of as_strided_scatter's output: self's when self is dense without overlap
+// (PyTorch's clone keeps that layout), else contiguous (empty).
+DimVector scatter_out_strides(const MetaRef& self) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
+  for (int64_t d = 0; d < self.dim(); ++d)
+    if (self.sizes[d] > 1) dims.emplace_back(self.strides[d], self.sizes[d]);
+  std::sort(dims.begin(), dims.end());
+  int64_t expected = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expected) return {};
+    expected *= size;
+  }
+  if (compute_is_contiguous(self.sizes, self.strides)) return {};
+  return self.strides.vec();
+}
+
+// The input meta as the output sees it: the output's strides on a fresh storage.
+MetaRef scatter_out_meta(const MetaRef& self, const DimVector& strides, DimVector& holder) {
+  MetaRef m = self;
+  holder = strides.empty() ? contiguous_strides(self.sizes) : strides;
+  m.strides = holder;
+  m.storage_offset = 0;
+  m.storage_numel = self.numel();
+  m.storage_known = true;
+  m.is_wrapped_number = false;
+  return m;
+}
+
+template <const OpDef& (*View)()>
+void view_scatter_meta(MetaContext& c) {
+  const MetaRef &self = c.inputs[0], &src = c.inputs[1];
+  const bool keep_layout = View == &op_as_strided;
+  DimVector out_strides = keep_layout ? scatter_out_strides(self) : DimVector{}, holder;
+  MetaRef out = scatter_out_meta(self, out_strides, holder);
+  ViewGeometry g = scatter_view(c.op, View(), out, c.attrs.all());
+  TANDEM_CHECK(src.sizes.equals(IntArrayRef(g.sizes)), ShapeError, c.op, "expected src to have a size equal to the slice of self. src size = ",
+               src.sizes, ", slice size = ", IntArrayRef(g.sizes));
+  // Positions written twice would leave whichever write came last (PyTorch writes them in
+  // an unspecified order); a write must be defined, as the dispatcher demands of in-place ops.
+  TANDEM_CHECK(!has_internal_overlap(g.sizes, g.strides), ValueError, c.op,
+               "unsupported operation: more than one element of the written-to view refers to a single memory location "
+               "(sizes ", IntArrayRef(g.sizes), ", strides ", IntArrayRef(g.strides), ")");
+  c.outputs.push_back(TensorMeta{self.dtype, self.sizes.vec(), std::move(out_strides)});
+}
+
+template <const OpDef& (*View)()>
+void view_scatter_kernel(KernelContext& c) {
+  const Tensor &self = c.inputs[0], &src = c.inputs[1], &out = c.outputs[0];
+  kernels::copy_kernel(out, self);
+  // The geometry addresses out's storage: an absolute offset counts from out's own start.
+  Tensor region = apply_view(View(), out, c.attrs.all(), out.storage_offset());
+  kernels::copy_kernel(region, src);
+}
+
+OpDef view_scatter_def(const char* name, std::vector<AttrSpec> attrs, MetaFn meta, KernelFn kernel) {
+  OpDef d;
+  d.name = name;
+  d.inputs = {{"self", false}, {"src", false}};
+  d.attrs = std::move(attrs);
+  d.meta = meta;
+  d.cpu_kernel = kernel;
+  return d;
+}
+
+// The gradient of self is the output's gradient with the region zeroed; src's is the
+// region (in src's dtype). `scatter(g, zeros)` and `region(g)` use the same view.
+template <typename Scatter, typename Region>
+std::vector<Tensor> view_scatter_backward(BackwardContext& c, Scatter scatter, Region region) {
+  const Tensor& g = c.grad_outputs[0];
+  std::vector<Tensor> r(2);
+  if (c.needs_input_grad[0]) r[0] = scatter(g, zeros(c.input_metas[1].sizes, g.dtype()));
+  if (c.needs_input_grad[1]) r[1] = region(g).to(c.input_metas[1].dtype);
+  return r;
+}
+
+}  // namespace
+
+TANDEM_REGISTER_OP(slice_scatter) {
+  OpDef d = view_scatter_def("slice_scatter",
+                             {{"dim", int64_t{0}}, {"start", std::monostate{}}, {"end", std::monostate{}}, {"step", int64_t{1}}},
+                             view_scatter_meta<op_slice>, view_scatter_kernel<op_slice>);
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    const int64_t dim = c.attrs.i(0), step = c.attrs.i(3);
+    const auto start = c.attrs.opt_i(1), end = c.attrs.opt_i(2);
+    return view_scatter_backward(
+        c, [&](const Tensor& g, const Tensor& z) { return slice_scatter(g, z, dim, start, end, step); },
+        [&](const Tensor& g) { return g.slice(dim, start, end, step); });
+  };
+  return d;
+}
+
+TANDEM_REGISTER_OP(select_scatter) {
+  OpDef d = view_scatter_def("select_scatter", {{"dim", int64_t{0}}, {"index", int64_t{0}}},
+                             view_scatter_meta<op_select>, view_scatter_kernel<op_select>);
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    const int64_t dim = c.attrs.i(0), index = c.attrs.i(1);
+    return view_scatter_backward(
+        c, [&](const Tensor& g, const Tensor& z) { return select_scatter(g, z, dim, index); },
+        [&](const Tensor& g) { return g.select(dim, index); });
+  };
+  return d;
+}
+
+TANDEM_REGISTER_OP(diagonal_scatter) {
+  OpDef d = view_scatter_def("diagonal_scatter", {{"offset", int64_t{0}}, {"dim1", int64_t{0}}, {"dim2", int64_t{1}}},
+                             view_scatter_meta<op_diagonal>, view_scatter_kernel<op_diagonal>);
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    const int64_t off = c.attrs.i(0), d1 = c.attrs.i(1), d2 = c.attrs.i(2);
+    return view_scatter_backward(
+        c, [&](const Tensor& g, const Tensor& z) { return diagonal_scatter(g, z, off, d1, d2); },
+        [&](const Tensor& g) { return g.diagonal(off, d1, d2); });
+  };
+  return d;
+}
+
+TANDEM_REGISTER_OP(as_strided_scatter) {
+  OpDef d = view_scatter_def("as_strided_scatter",
+                             {{"size", std::vector<int64_t>{}}, {"stride", std::vector<int64_t>{}}, {"storage_offset", std::monostate{}}},
+                             view_scatter_meta<op_as_strided>, view_scatter_kernel<op_as_strided>);
+  d.cacheable_meta = false;  // the output's strides follow self's strides, which the meta cache does not key on
+  d.backward = [](BackwardContext& c) -> std::vector<Tensor> {
+    const auto& size = c.attrs.ints(0);
+    const auto& stride = c.attrs.ints(1);
+    const int64_t off = c.attrs.opt_i(2).value_or(0);
+    // The geometry addresses the output's layout (self's when dense, else contiguous):
+    // lay the gradient out that way first, with differentiable ops.
+    const MetaRef& self = c.input_metas[0];
+    const DimVector out_strides = scatter_out_strides(self);
+    auto in_layout = [&](const Tensor& g) {
+      if (out_strides.empty()) return g.contiguous();
+      DimVector order(static_cast<size_t>(g.dim()));  // dims by decreasing stride: the storage order
+      std::iota(order.begin(), order.end(), 0);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return out_strides[a] > out_strides[b]; });
+      DimVector inv(order.size());
+      for (size_t i = 0; i < order.size(); ++i) inv[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+      return g.permute(order).contiguous().permute(inv);
+    };
+    return view_scatter_backward(
+        c, [&](const Tensor& g, const Tensor& z) { return as_strided_scatter(in_layout(g), z, size, stride, off); },
+        [&](const Tensor& g) {
+          const int64_t n = multiply_integers(IntArrayRef(size));
+          if (n == 0) return zeros(size, g.dtype());
+          // Offsets relative to the laid-out gradient's own start (it may be a view).
+          Tensor laid = in_layout(g);
+          Tensor flat = laid.as_strided({laid.numel()}, {1});
+          return flat.narrow(0, off, laid.numel() - off).as_strided(size, stride);
+        });
+  };
+  return d;
+}
+
 // sum_to_size: reduces broadcast dims (the gradient of expand and of broadcasting ops).
 TANDEM_REGISTER_OP(sum_to_size) {
   OpDef d;
@@ -592,6 +777,27 @@ Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides, st
                    storage_offset ? AttrValue(*storage_offset) : AttrValue(std::monostate{})});
 }
 
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim, std::optional<int64_t> start,
+                     std::optional<int64_t> end, int64_t step) {
+  auto opt = [](std::optional<int64_t> v) { return v ? AttrValue(*v) : AttrValue(std::monostate{}); };
+  return dispatch1(op_slice_scatter(), {self, src}, {AttrValue(dim), opt(start), opt(end), AttrValue(step)});
+}
+
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index) {
+  return dispatch1(op_select_scatter(), {self, src}, {AttrValue(dim), AttrValue(index)});
+}
+
+Tensor diagonal_scatter(const Tensor& self, const Tensor& src, int64_t offset, int64_t dim1, int64_t dim2) {
+  return dispatch1(op_diagonal_scatter(), {self, src}, {AttrValue(offset), AttrValue(dim1), AttrValue(dim2)});
+}
+
+Tensor as_strided_scatter(const Tensor& self, const Tensor& src, IntArrayRef sizes, IntArrayRef strides,
+                          std::optional<int64_t> storage_offset) {
+  return dispatch1(op_as_strided_scatter(), {self, src},
+                   {AttrValue(sizes.vec()), AttrValue(strides.vec()),
+                    storage_offset ? AttrValue(*storage_offset) : AttrValue(std::monostate{})});
+}
+
 Tensor sum_to_size(const Tensor& self, IntArrayRef sizes) {
   if (self.sizes().equals(sizes)) return self;
   return dispatch1(op_sum_to_size(), {self}, {AttrValue(sizes.vec())});
@@ -635,6 +841,20 @@ Tensor Tensor::unfold(int64_t dimension, int64_t size, int64_t step) const {
 }
 Tensor Tensor::as_strided(IntArrayRef sizes, IntArrayRef strides, std::optional<int64_t> off) const {
   return tandem::as_strided(*this, sizes, strides, off);
+}
+Tensor Tensor::slice_scatter(const Tensor& src, int64_t dim, std::optional<int64_t> start, std::optional<int64_t> end,
+                             int64_t step) const {
+  return tandem::slice_scatter(*this, src, dim, start, end, step);
+}
+Tensor Tensor::select_scatter(const Tensor& src, int64_t dim, int64_t index) const {
+  return tandem::select_scatter(*this, src, dim, index);
+}
+Tensor Tensor::diagonal_scatter(const Tensor& src, int64_t offset, int64_t dim1, int64_t dim2) const {
+  return tandem::diagonal_scatter(*this, src, offset, dim1, dim2);
+}
+Tensor Tensor::as_strided_scatter(const Tensor& src, IntArrayRef sizes, IntArrayRef strides,
+                                  std::optional<int64_t> storage_offset) const {
+  return tandem::as_strided_scatter(*this, src, sizes, strides, storage_offset);
 }
 
 }  // namespace tandem

@@ -61,6 +61,29 @@ Tensor unfold(const Tensor& self, int64_t dimension, int64_t size, int64_t step)
 /// A view with explicit geometry; ValueError if it would reach outside the storage.
 Tensor as_strided(const Tensor& self, IntArrayRef sizes, IntArrayRef strides,
                   std::optional<int64_t> storage_offset = std::nullopt);
+/// A copy of self with the elements of self.slice(dim, start, end, step) replaced by src
+/// (torch.slice_scatter): src must have that slice's shape (ShapeError; no broadcasting)
+/// and is converted to self's dtype; slice's errors (IndexError for a 0-d self, ValueError
+/// for step <= 0). The result is contiguous. Differentiable in self (the slice gets zero
+/// gradient) and src (the slice of the gradient).
+Tensor slice_scatter(const Tensor& self, const Tensor& src, int64_t dim = 0, std::optional<int64_t> start = std::nullopt,
+                     std::optional<int64_t> end = std::nullopt, int64_t step = 1);
+/// A copy of self with self.select(dim, index) replaced by src (torch.select_scatter); src
+/// has self's shape without dim. Errors and gradients as slice_scatter (IndexError for an
+/// index out of range).
+Tensor select_scatter(const Tensor& self, const Tensor& src, int64_t dim, int64_t index);
+/// A copy of self with self.diagonal(offset, dim1, dim2) replaced by src
+/// (torch.diagonal_scatter); src has the diagonal's shape. ValueError for dim1 == dim2.
+Tensor diagonal_scatter(const Tensor& self, const Tensor& src, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+/// A copy of self with out.as_strided(sizes, strides, storage_offset) replaced by src
+/// (torch.as_strided_scatter), where the geometry addresses the output's own storage
+/// (offset 0 when storage_offset is not given): the output keeps self's layout when self
+/// is dense without overlap (a transposed self gives a transposed result, as PyTorch's
+/// clone does), else it is contiguous. ValueError when the geometry reaches outside
+/// self's numel elements, or when it addresses an element twice (PyTorch lets such a
+/// write through in an unspecified order); ShapeError when src's shape is not sizes.
+Tensor as_strided_scatter(const Tensor& self, const Tensor& src, IntArrayRef sizes, IntArrayRef strides,
+                          std::optional<int64_t> storage_offset = std::nullopt);
 /// Moves dim `source` to position `destination`.
 Tensor movedim(const Tensor& self, int64_t source, int64_t destination);
 
