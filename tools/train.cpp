@@ -528,21 +528,21 @@ io::Metadata resolve_config(TrainConfig& c) {
                            setting_value(c, k));
       if (c.given.count(k)) {
         if (!same_setting(k, file, setting_value(c, k)))
-          throw RuntimeError(where + " was made with --" + k + " " + setting_text(k, file) + ", this run has --" + k +
-                             " " + setting_value(c, k));
+          throw RuntimeError(where + " was made with --" + k + " " + io::clip(setting_text(k, file), 64) +
+                             ", this run has --" + k + " " + setting_value(c, k));
         continue;
       }
       try {
         apply_flag(c, "--" + k, file);
       } catch (const Error& e) {
-        throw RuntimeError(where + ": malformed train." + k + " metadata: " + e.what());
+        throw RuntimeError(where + ": malformed train." + k + " metadata: " + io::clip(e.what()));
       }
     }
     if (auto it = meta.find("train.epochs"); it != meta.end() && !c.given.count("epochs")) {
       try {
         c.epochs = parse_int("train.epochs", it->second, 1);
       } catch (const Error& e) {
-        throw RuntimeError(where + ": malformed train.epochs metadata: " + e.what());
+        throw RuntimeError(where + ": malformed train.epochs metadata: " + io::clip(e.what()));
       }
     }
     if (c.out.empty()) {
@@ -703,7 +703,7 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       try {
         sched->load_state_dict(scheduler_from_json(it->second));
       } catch (const std::exception& e) {
-        throw RuntimeError(where + ": malformed train.scheduler metadata: " + e.what());
+        throw RuntimeError(where + ": malformed train.scheduler metadata: " + io::clip(e.what()));
       }
     }
     out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << " (settings from the checkpoint)\n";

@@ -363,6 +363,25 @@ TEST(Passes, FuseConvBlocksOnlyWhenNothingElseReadsTheIntermediates) {
   }
 }
 
+TEST(Passes, FuseConvBlocksNeverMovesAConvPastAWriteToItsInput) {
+  // conv(x); x.mul_(2); relu(conv): the fused node would sit where relu is and read the
+  // written x (found by the randomized test).
+  ir::Graph g;
+  int x = g.add_input(meta({2, 3, 6, 6}), "x");
+  int w = g.add_input(meta({4, 3, 3, 3}), "w");
+  int b = g.add_input(meta({4}), "b");
+  int two = g.add_constant(full({}, 2.0));
+  int conv = g.nodes()[g.add_node(get_op("conv2d"), {x, w, b},
+                                  {AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),
+                                   AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1})})]
+                 .outputs[0];
+  int wrote = g.nodes()[g.add_node(*get_op("mul").inplace, {x, two}, {})].outputs[0];
+  int relu = g.nodes()[g.add_node(get_op("relu"), {conv}, {})].outputs[0];
+  g.set_outputs({relu, wrote});
+  EXPECT_FALSE(passes::fuse_conv_blocks(g));
+  EXPECT_EQ(count_op(g, "conv2d"), 1);
+}
+
 TEST(Passes, FusedConvBlockIsBitwiseTheUnfusedChain) {
   NoGradGuard ng;
   manual_seed(11);

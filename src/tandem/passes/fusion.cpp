@@ -71,8 +71,19 @@ bool fuse_conv_blocks(ir::Graph& g) {
         pi = -1;
       }
     }
-    // The fused node takes the place (and the output value) of the chain's last node.
-    ir::Node& last = nodes[static_cast<size_t>(pi >= 0 ? pi : ri)];
+    // The fused node takes the place (and the output value) of the chain's last node, so
+    // the convolution moves there: not past a node that writes one of its inputs (an
+    // in-place op on the conv's input between conv and relu; found by the randomized test).
+    const size_t li = static_cast<size_t>(pi >= 0 ? pi : ri);
+    bool written_between = false;
+    for (size_t k = ci + 1; k < li && !written_between; ++k) {
+      if (nodes[k].dead) continue;
+      for (int w : ir::written_values(nodes[k]))
+        for (int i : conv.inputs)
+          if (i >= 0 && g.storage_root(w) == g.storage_root(i)) written_between = true;
+    }
+    if (written_between) continue;
+    ir::Node& last = nodes[li];
     if (conv.attrs.size() != 4) continue;
     std::vector<AttrValue> attrs{conv.attrs[0], conv.attrs[1], conv.attrs[2], conv.attrs[3],
                                  AttrValue(true),  AttrValue(kernel), AttrValue(stride), AttrValue(false)};
