@@ -32,17 +32,6 @@ std::string num(double v) {
   return buf;
 }
 
-std::string escape(const std::string& s) {
-  std::string r;
-  for (char ch : s) {
-    if (ch == '<') r += "&lt;";
-    else if (ch == '>') r += "&gt;";
-    else if (ch == '&') r += "&amp;";
-    else if (ch == '"') r += "&quot;";
-    else r += ch;
-  }
-  return r;
-}
 
 /// Values beyond this magnitude are drawn like nan/inf (a marker, not a point): they
 /// would squash the rest of the curve, and their differences overflow.
@@ -79,12 +68,12 @@ void panel(std::ostringstream& os, double x0, double y0, double w, double h, con
   auto X = [&](double e) { return l + (e - e0) / (e1 - e0) * (r - l); };
   auto Y = [&](double v) { return b - (v - lo) / (hi - lo) * (b - t); };
   os << "<text x=\"" << (l + r) / 2 << "\" y=\"" << y0 + 18 << "\" text-anchor=\"middle\" font-size=\"14\">"
-     << escape(title) << "</text>\n";
+     << xml_escape(title) << "</text>\n";
   double lx = l;
   for (const auto& s : series) {
     os << "<line x1=\"" << lx << "\" x2=\"" << lx + 20 << "\" y1=\"" << y0 + 34 << "\" y2=\"" << y0 + 34
        << "\" stroke=\"" << s.color << "\" stroke-width=\"2\"/><text x=\"" << lx + 25 << "\" y=\"" << y0 + 38
-       << "\" font-size=\"11\">" << escape(s.name) << "</text>\n";
+       << "\" font-size=\"11\">" << xml_escape(s.name) << "</text>\n";
     lx += 40 + 6.5 * static_cast<double>(s.name.size());
   }
   os << "<rect x=\"" << l << "\" y=\"" << t << "\" width=\"" << r - l << "\" height=\"" << b - t
@@ -103,7 +92,7 @@ void panel(std::ostringstream& os, double x0, double y0, double w, double h, con
          << "</text>\n";
   os << "<text x=\"" << (l + r) / 2 << "\" y=\"" << b + 34 << "\" text-anchor=\"middle\" font-size=\"12\">epoch</text>\n";
   os << "<text transform=\"translate(" << x0 + 16 << "," << (t + b) / 2
-     << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">" << escape(ylabel) << "</text>\n";
+     << ") rotate(-90)\" text-anchor=\"middle\" font-size=\"12\">" << xml_escape(ylabel) << "</text>\n";
   for (size_t si = 0; si < series.size(); ++si) {
     const Series& s = series[si];
     const size_t n = std::min(s.y.size(), epochs.size());
@@ -128,13 +117,25 @@ void panel(std::ostringstream& os, double x0, double y0, double w, double h, con
         const char* anchor = x < l + 50 ? "start" : x > r - 50 ? "end" : "middle";
         os << "<path d=\"M" << x - 5 << "," << t + 3 << " l10,10 m0,-10 l-10,10\" stroke=\"#d00\" stroke-width=\"2\"/>"
            << "<text x=\"" << x << "\" y=\"" << t + 26 + 12 * static_cast<double>(si) << "\" text-anchor=\"" << anchor
-           << "\" font-size=\"10\" fill=\"#d00\">" << escape(s.name) << " " << num(s.y[i]) << "</text>\n";
+           << "\" font-size=\"10\" fill=\"#d00\">" << xml_escape(s.name) << " " << num(s.y[i]) << "</text>\n";
       }
     }
   }
 }
 
 }  // namespace
+
+std::string xml_escape(const std::string& s) {
+  std::string r;
+  for (char ch : s) {
+    if (ch == '<') r += "&lt;";
+    else if (ch == '>') r += "&gt;";
+    else if (ch == '&') r += "&amp;";
+    else if (ch == '"') r += "&quot;";
+    else r += ch;
+  }
+  return r;
+}
 
 std::string curves_svg(const std::vector<EpochMetrics>& history, const std::string& title) {
   std::vector<int64_t> epochs;
@@ -148,7 +149,7 @@ std::string curves_svg(const std::vector<EpochMetrics>& history, const std::stri
   std::ostringstream os;
   os << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"400\" viewBox=\"0 0 900 400\" "
         "font-family=\"sans-serif\">\n<rect width=\"900\" height=\"400\" fill=\"white\"/>\n";
-  os << "<text x=\"450\" y=\"20\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">" << escape(title)
+  os << "<text x=\"450\" y=\"20\" text-anchor=\"middle\" font-size=\"13\" font-weight=\"bold\">" << xml_escape(title)
      << "</text>\n";
   panel(os, 0, 30, 450, 370, "cross-entropy loss", "loss", epochs, {train, test});
   panel(os, 450, 30, 450, 370, "test accuracy", "accuracy (%)", epochs, {acc});

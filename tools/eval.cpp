@@ -251,20 +251,6 @@ EvalResult run_eval(const EvalConfig& c, std::ostream& out) {
   return r;
 }
 
-namespace {
-std::string xml_escape(const std::string& s) {
-  std::string r;
-  for (char ch : s) {
-    if (ch == '<') r += "&lt;";
-    else if (ch == '>') r += "&gt;";
-    else if (ch == '&') r += "&amp;";
-    else if (ch == '"') r += "&quot;";
-    else r += ch;
-  }
-  return r;
-}
-}  // namespace
-
 std::string confusion_svg(const std::vector<std::vector<int64_t>>& confusion, const std::vector<std::string>& classes,
                           const std::string& title) {
   const size_t k = confusion.size();

@@ -118,6 +118,10 @@ std::pair<double, double> dataset_normalization(const std::string& dataset);
 /// samples_per_second) to `path`, atomically. RuntimeError naming the file on failure.
 void write_metrics_csv(const std::string& path, const std::vector<EpochMetrics>& history);
 
+/// `s` with the characters XML gives meaning to in text and attribute values (< > & ")
+/// replaced by their entities, for the SVG pictures tandem writes.
+std::string xml_escape(const std::string& s);
+
 /// An SVG picture (two panels: train/test loss and test accuracy per epoch) of history,
 /// with `title` on top and the legend above each panel (never over the curves).
 /// Non-finite values leave a gap in the line and get a red marker labelled "nan"/"inf"

@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "eval.h"
-#include "support/temp_dir.h"
+#include "support/fashion_data.h"
 #include "tandem/tandem.h"
 #include "train.h"
 
@@ -19,17 +19,8 @@ namespace {
 
 using namespace tandem;
 namespace fs = std::filesystem;
+using test::scratch;
 
-bool have_data() { return fs::exists(std::string(data::datasets::FashionMNIST::kDefaultRoot) + "/t10k-images-idx3-ubyte.gz"); }
-
-#define REQUIRE_DATA()                                                                                      \
-  if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is missing (Debian package dataset-fashion-mnist; ./run " \
-                                    "installs it)"
-
-test::TempDir& scratch() {
-  static test::TempDir dir;
-  return dir;
-}
 
 /// One short training run shared by the tests: 1 epoch on 1024 examples, evaluated on 300.
 const tools::TrainResult& trained() {

@@ -15,7 +15,7 @@
 
 #include "dataset/idx_files.h"
 #include "dump.h"
-#include "support/temp_dir.h"
+#include "support/fashion_data.h"
 #include "tandem/tandem.h"
 #include "train.h"
 
@@ -24,17 +24,8 @@ namespace {
 using namespace tandem;
 using tools::TrainConfig;
 namespace fs = std::filesystem;
+using test::scratch;
 
-bool have_data() {
-  return fs::exists(std::string(data::datasets::FashionMNIST::kDefaultRoot) + "/t10k-images-idx3-ubyte.gz");
-}
-#define REQUIRE_DATA() \
-  if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is missing (Debian package dataset-fashion-mnist)"
-
-test::TempDir& scratch() {
-  static test::TempDir dir;
-  return dir;
-}
 
 TrainConfig tiny_config(const std::string& out) {
   return tools::parse_train_args({"--epochs", "1", "--train-limit", "256", "--test-limit", "100", "--progress", "none",

@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "support/bitwise.h"
-#include "support/temp_dir.h"
+#include "support/fashion_data.h"
 #include "support/tensor_json.h"
 #include "tandem/tandem.h"
 #include "train.h"
@@ -24,18 +24,8 @@ namespace {
 using namespace tandem;
 using tools::TrainConfig;
 namespace fs = std::filesystem;
+using test::scratch;
 
-bool have_data() { return fs::exists(std::string(data::datasets::FashionMNIST::kDefaultRoot) + "/t10k-images-idx3-ubyte.gz"); }
-
-#define REQUIRE_DATA()                                                                                      \
-  if (!have_data()) GTEST_SKIP() << "Fashion-MNIST is missing (Debian package dataset-fashion-mnist; ./run " \
-                                    "installs it)"
-
-// Output directories of the runs, removed when the test binary exits.
-test::TempDir& scratch() {
-  static test::TempDir dir;
-  return dir;
-}
 std::string tmpdir(const std::string& name) { return scratch().file(name); }
 
 TrainConfig small_config(const std::string& out, int64_t epochs) {
