@@ -37,6 +37,7 @@
 #include "tandem/ops/index.h"
 #include "tandem/ops/linalg.h"
 #include "tandem/ops/nn.h"
+#include "tandem/ops/optim.h"
 #include "tandem/ops/pointwise.h"
 #include "tandem/ops/random.h"
 #include "tandem/ops/reduce.h"

@@ -214,6 +214,33 @@ TEST(CompileTraining, ReferenceModelsTrainBitwiseEqualToEager) {
   }
 }
 
+// A fused optimizer op inside a compiled function writes the caller's tensors, and the
+// learning rate is a program input: changing it reuses the program and gives eager's values.
+TEST(CompileTraining, FusedOptimizerOpsWriteInPlaceAndTheLearningRateIsAnInput) {
+  auto fn = [](const std::vector<Tensor>& in) {
+    _fused_sgd_(in[0], in[1], in[2], in[3], 0.9, 0.0, 1e-4, true, false, false);
+    return std::vector<Tensor>{in[0].sum()};
+  };
+  auto cf = compile(fn);
+  manual_seed(5);
+  Tensor pe = randn({6, 3}), be = randn({6, 3});
+  Tensor pc = pe.clone(), bc = be.clone();
+  for (int s = 0; s < 4; ++s) {
+    Tensor g = randn({6, 3});
+    Tensor lr = full({}, 0.1 / (s + 1), DType::Float64);
+    const int64_t v0 = pc._version();
+    Tensor le = fn({pe, g, be, lr})[0];
+    Tensor lc = (*cf)({pc, g, bc, lr})[0];
+    EXPECT_TRUE(bitwise_equal(le, lc)) << "step " << s;
+    EXPECT_TRUE(bitwise_equal(pe, pc)) << "step " << s;
+    EXPECT_TRUE(bitwise_equal(be, bc)) << "step " << s;
+    EXPECT_GT(pc._version(), v0);
+  }
+  EXPECT_EQ(cf->num_programs(), 1);
+  EXPECT_EQ(cf->captures(), 1);
+  EXPECT_EQ(cf->compiled_calls(), 3);  // the first call captured
+}
+
 TEST(CompileTraining, AWholeTrainingStepRunsEagerlyWithANoticeNeverStale) {
   // zero_grad + forward + backward() + optimizer.step() inside one compiled function: not
   // captured yet (.grad rebinding and the fused updates are not recorded), so every call

@@ -3,6 +3,7 @@
 // odd tensors, state_dict round trips and load errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 
 #include "optim_test_util.h"
@@ -353,6 +354,80 @@ TEST(OptimFused, IneligibleTensorsFallBack) {
     for (size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 0.05) << dtype_name(dt);
     EXPECT_EQ(olo.state(plo).at("momentum_buffer").dtype(), dt);
   }
+}
+
+// The fused updates are registry ops: an optimizer step dispatches them (so capture and
+// the profiler see it), the dispatcher bumps the written tensors' versions, and a changed
+// learning rate reaches them through the group's lr tensor.
+TEST(OptimFused, StepDispatchesTheFusedOpsAndReadsTheCurrentLearningRate) {
+  struct Names : DispatchObserver {
+    std::vector<std::string> seen;
+    void on_enter(const OpDef& op, ArrayRef<Tensor>, ArrayRef<AttrValue>, int) override { seen.push_back(op.name); }
+  };
+  for (const char* kind : {"SGD", "Adam", "AdamW"}) {
+    std::vector<Tensor> pa = {make_param(seeded({40}, 1))}, pb = {make_param(pa[0])};
+    std::map<std::string, double> o{{"lr", 0.1}};
+    if (std::string(kind) == "SGD") o["momentum"] = 0.9;
+    auto oa = o, ob = o;
+    ob["fused"] = 0;
+    auto A = make_optimizer(kind, {ParamGroup{pa, {}}}, oa);
+    auto B = make_optimizer(kind, {ParamGroup{pb, {}}}, ob);
+    for (int s = 0; s < 4; ++s) {
+      // A schedule-like change of the learning rate between steps.
+      for (auto* opt : {A.get(), B.get()}) opt->param_groups()[0].options.set("lr", 0.1 / (s + 1));
+      set_grads(pa, s);
+      set_grads(pb, s);
+      const int64_t v0 = pa[0]._version();
+      Names names;
+      {
+        ObserverGuard g(&names);
+        A->step();
+      }
+      const std::string op = std::string("_fused_") + (std::string(kind) == "SGD" ? "sgd_" : std::string(kind) == "Adam" ? "adam_" : "adamw_");
+      EXPECT_NE(std::find(names.seen.begin(), names.seen.end(), op), names.seen.end()) << kind;
+      EXPECT_GT(pa[0]._version(), v0) << kind;
+      B->step();
+      EXPECT_TRUE(paths_agree(pa[0], pb[0])) << kind << " step " << s;
+    }
+    EXPECT_EQ(A->param_groups()[0].lr_tensor.item<double>(), 0.1 / 4) << kind;
+  }
+}
+
+// The ops check what they get, naming the op and the argument.
+TEST(OptimFused, OpsRejectBadArgumentsByName) {
+  Tensor p = zeros({4}), g = ones({4}), buf = zeros({4}), lr = full({}, 0.1, DType::Float64);
+  auto raises = [](const std::function<void()>& f, const std::string& what) {
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      return;
+    }
+    ADD_FAILURE() << "no error, expected one mentioning " << what;
+  };
+  raises([&] { _fused_sgd_(p, ones({5}), buf, lr, 0.9, 0, 0, false, false, false); }, "grad has shape [5]");
+  raises([&] { _fused_sgd_(p, g.to(DType::Float64), buf, lr, 0.9, 0, 0, false, false, false); }, "grad has dtype float64");
+  raises([&] { _fused_sgd_(p, g, Tensor(), lr, 0.9, 0, 0, false, false, false); }, "needs a momentum_buffer");
+  raises([&] { _fused_sgd_(p, g, buf, lr, 0.0, 0, 0, false, false, false); }, "takes no momentum_buffer");
+  raises([&] { _fused_sgd_(p, g, Tensor(), ones({2}), 0.0, 0, 0, false, false, false); }, "lr has shape [2]");
+  raises([&] { _fused_sgd_(p.to(DType::Int64), g.to(DType::Int64), Tensor(), lr, 0.0, 0, 0, false, false, false); },
+         "expected float32 or float64");
+  raises([&] { _fused_sgd_(zeros({4, 2}).t(), ones({2, 4}), Tensor(), lr, 0.0, 0, 0, false, false, false); },
+         "not contiguous");
+  // The parameter and its momentum buffer in one storage: refused before anything is written.
+  Tensor both = zeros({8});
+  raises([&] { _fused_sgd_(both.slice(0, 0, 4), g, both.slice(0, 2, 6), lr, 0.9, 0, 0, false, false, false); },
+         "single memory location");
+  EXPECT_EQ(both.abs().sum().item<double>(), 0.0);
+  Tensor step = full({}, 1.0);
+  raises([&] { _fused_adam_(p, g, zeros({4}), zeros({4}), Tensor(), step, lr, 0.9, 0.999, 1e-8, 0, true, false); },
+         "needs a max_exp_avg_sq");
+  raises([&] { _fused_adam_(p, g, zeros({4}), Tensor(), Tensor(), step, lr, 0.9, 0.999, 1e-8, 0, false, false); },
+         "exp_avg_sq");
+  raises([&] { _fused_adamw_(p, g, zeros({4}), zeros({4}), Tensor(), full({}, 1, DType::Int64), lr, 0.9, 0.999, 1e-8, 0,
+                             false, false); },
+         "state_step has dtype int64");
+  EXPECT_EQ(p.abs().sum().item<double>(), 0.0);
 }
 
 // 0-d and empty parameters work on both paths.

@@ -2,9 +2,9 @@
 
 #include <cmath>
 
-#include "tandem/kernels/cpu/optim.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
+#include "tandem/ops/optim.h"
 #include "tandem/ops/pointwise.h"
 
 namespace tandem::optim {
@@ -54,15 +54,9 @@ void Adam::validate(const Options& o) const {
 
 void Adam::step_group(ParamGroup& group) {
   const Options& o = group.options;
-  kernels::AdamHyper h;
-  h.lr = o.lr();
-  h.beta1 = o.get("beta1");
-  h.beta2 = o.get("beta2");
-  h.eps = o.get("eps");
-  h.weight_decay = o.get("weight_decay");
-  h.amsgrad = o.flag("amsgrad");
-  h.maximize = o.flag("maximize");
-  h.decoupled = decoupled_;
+  const double lr = o.lr(), beta1 = o.get("beta1"), beta2 = o.get("beta2"), eps = o.get("eps");
+  const double weight_decay = o.get("weight_decay");
+  const bool amsgrad = o.flag("amsgrad"), maximize = o.flag("maximize");
   const bool fused = o.flag("fused");
   for (Tensor& p : group.params) {
     const Tensor& grad = p.grad();
@@ -73,38 +67,37 @@ void Adam::step_group(ParamGroup& group) {
       st["exp_avg"] = zeros(p.sizes(), p.dtype());
       st["exp_avg_sq"] = zeros(p.sizes(), p.dtype());
     }
-    if (h.amsgrad && !st.count("max_exp_avg_sq")) st["max_exp_avg_sq"] = zeros(p.sizes(), p.dtype());
+    if (amsgrad && !st.count("max_exp_avg_sq")) st["max_exp_avg_sq"] = zeros(p.sizes(), p.dtype());
     Tensor step_t = st.at("step"), exp_avg = st.at("exp_avg"), exp_avg_sq = st.at("exp_avg_sq");
-    Tensor max_sq = h.amsgrad ? st.at("max_exp_avg_sq") : Tensor();
+    Tensor max_sq = amsgrad ? st.at("max_exp_avg_sq") : Tensor();
     step_t.add_(1);
-    h.step = step_t.item<double>();
     if (fused && detail::fusable(p, {grad, exp_avg, exp_avg_sq, max_sq})) {
-      kernels::adam_fused_step(p, grad, exp_avg, exp_avg_sq, max_sq, h);
-      p.bump_version();
-      exp_avg.bump_version();
-      exp_avg_sq.bump_version();
-      if (h.amsgrad) max_sq.bump_version();
+      // The op reads the step count and the learning rate from their tensors.
+      (decoupled_ ? _fused_adamw_ : _fused_adam_)(p, grad, exp_avg, exp_avg_sq, max_sq, step_t,
+                                                  detail::lr_tensor(group), beta1, beta2, eps, weight_decay,
+                                                  amsgrad, maximize);
       continue;
     }
     // Per-parameter path: PyTorch's _single_tensor_adam / _single_tensor_adamw.
-    Tensor g = h.maximize ? grad.mul(-1.0) : grad;
+    const double step = step_t.item<double>();
+    Tensor g = maximize ? grad.mul(-1.0) : grad;
     if (decoupled_)
-      p.mul_(1.0 - h.lr * h.weight_decay);
-    else if (h.weight_decay != 0)
-      g = g.add(p, h.weight_decay);
-    exp_avg.mul_(h.beta1).add_(g, 1.0 - h.beta1);
-    exp_avg_sq.mul_(h.beta2).addcmul_(g, g, 1.0 - h.beta2);
-    const double bias_correction1 = 1.0 - std::pow(h.beta1, h.step);
-    const double bias_correction2 = 1.0 - std::pow(h.beta2, h.step);
-    const double step_size = h.lr / bias_correction1;
+      p.mul_(1.0 - lr * weight_decay);
+    else if (weight_decay != 0)
+      g = g.add(p, weight_decay);
+    exp_avg.mul_(beta1).add_(g, 1.0 - beta1);
+    exp_avg_sq.mul_(beta2).addcmul_(g, g, 1.0 - beta2);
+    const double bias_correction1 = 1.0 - std::pow(beta1, step);
+    const double bias_correction2 = 1.0 - std::pow(beta2, step);
+    const double step_size = lr / bias_correction1;
     const double bias_correction2_sqrt = std::sqrt(bias_correction2);
     Tensor v = exp_avg_sq;
-    if (h.amsgrad) {
+    if (amsgrad) {
       max_sq.copy_(maximum(max_sq, exp_avg_sq));
       v = max_sq;
     }
     // sqrt as pow(v, 0.5): the pow kernel computes exactly std::sqrt for that exponent.
-    Tensor denom = pow(v, 0.5).div_(bias_correction2_sqrt).add_(h.eps);
+    Tensor denom = pow(v, 0.5).div_(bias_correction2_sqrt).add_(eps);
     p.addcdiv_(exp_avg, denom, -step_size);
   }
 }

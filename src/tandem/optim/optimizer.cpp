@@ -37,6 +37,15 @@ void check_flag(const Options& o, const std::string& opt, const char* name) {
   TANDEM_CHECK(v == 0 || v == 1, ValueError, opt, "option '", name, "' is a flag, expected 0 or 1, got ", v);
 }
 
+const Tensor& lr_tensor(ParamGroup& group) {
+  const double lr = group.options.lr();
+  if (!group.lr_tensor.defined())
+    group.lr_tensor = full({}, lr, DType::Float64);
+  else if (group.lr_tensor.item<double>() != lr)
+    group.lr_tensor.fill_(lr);
+  return group.lr_tensor;
+}
+
 bool fusable(const Tensor& param, std::initializer_list<Tensor> others) {
   if (param.dtype() != DType::Float32 && param.dtype() != DType::Float64) return false;
   if (!param.is_contiguous()) return false;

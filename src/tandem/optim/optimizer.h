@@ -64,8 +64,15 @@ class Options {
 /// A set of parameters sharing hyper-parameters. Options given here override the
 /// optimizer's defaults; the missing ones are filled from them by add_param_group.
 struct ParamGroup {
+  ParamGroup() = default;
+  ParamGroup(std::vector<Tensor> params_, Options options_ = {})
+      : params(std::move(params_)), options(std::move(options_)) {}
   std::vector<Tensor> params;
   Options options;
+  /// options.lr() as a 0-d float64 tensor, refreshed by each step() (made on the first):
+  /// the fused update ops read the learning rate from a tensor, so a captured step reads
+  /// the current value instead of baking a constant into the program.
+  Tensor lr_tensor;
 };
 
 /// Per-parameter state: name -> tensor (see the state names above).
@@ -170,6 +177,8 @@ void check_flag(const Options& o, const std::string& opt, const char* name);
 /// True when the fused loop may run: float32/float64 `param`, contiguous, and every other
 /// defined tensor contiguous with the same dtype and numel.
 bool fusable(const Tensor& param, std::initializer_list<Tensor> others);
+/// group.lr_tensor holding group.options.lr() (made or refilled through the dispatcher).
+const Tensor& lr_tensor(ParamGroup& group);
 }  // namespace detail
 
 }  // namespace tandem::optim

@@ -1,8 +1,8 @@
 #include "tandem/optim/sgd.h"
 
-#include "tandem/kernels/cpu/optim.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
+#include "tandem/ops/optim.h"
 
 namespace tandem::optim {
 
@@ -36,13 +36,9 @@ void SGD::validate(const Options& o) const {
 
 void SGD::step_group(ParamGroup& group) {
   const Options& o = group.options;
-  kernels::SGDHyper h;
-  h.lr = o.lr();
-  h.momentum = o.get("momentum");
-  h.dampening = o.get("dampening");
-  h.weight_decay = o.get("weight_decay");
-  h.nesterov = o.flag("nesterov");
-  h.maximize = o.flag("maximize");
+  const double lr = o.lr(), momentum = o.get("momentum"), dampening = o.get("dampening");
+  const double weight_decay = o.get("weight_decay");
+  const bool nesterov = o.flag("nesterov"), maximize = o.flag("maximize");
   const bool fused = o.flag("fused");
   for (Tensor& p : group.params) {
     const Tensor& grad = p.grad();
@@ -50,31 +46,30 @@ void SGD::step_group(ParamGroup& group) {
     ParamState& st = mutable_state(p);
     auto it = st.find("momentum_buffer");
     Tensor buf = it == st.end() ? Tensor() : it->second;
-    const bool has_momentum = h.momentum != 0;
+    const bool has_momentum = momentum != 0;
     if (fused && detail::fusable(p, {grad, has_momentum ? buf : Tensor()})) {
       const bool init = has_momentum && !buf.defined();
       if (init) {
         buf = zeros(p.sizes(), p.dtype());
         st["momentum_buffer"] = buf;
       }
-      kernels::sgd_fused_step(p, grad, has_momentum ? buf : Tensor(), init, h);
-      p.bump_version();
-      if (has_momentum) buf.bump_version();
+      _fused_sgd_(p, grad, has_momentum ? buf : Tensor(), detail::lr_tensor(group), momentum, dampening,
+                  weight_decay, nesterov, maximize, init);
       continue;
     }
     // Per-parameter path: PyTorch's _single_tensor_sgd with tandem ops.
-    Tensor d_p = h.maximize ? grad.mul(-1.0) : grad;
-    if (h.weight_decay != 0) d_p = d_p.add(p, h.weight_decay);
+    Tensor d_p = maximize ? grad.mul(-1.0) : grad;
+    if (weight_decay != 0) d_p = d_p.add(p, weight_decay);
     if (has_momentum) {
       if (!buf.defined()) {
         buf = d_p.clone();
         st["momentum_buffer"] = buf;
       } else {
-        buf.mul_(h.momentum).add_(d_p, 1.0 - h.dampening);
+        buf.mul_(momentum).add_(d_p, 1.0 - dampening);
       }
-      d_p = h.nesterov ? d_p.add(buf, h.momentum) : buf;
+      d_p = nesterov ? d_p.add(buf, momentum) : buf;
     }
-    p.add_(d_p, -h.lr);
+    p.add_(d_p, -lr);
   }
 }
 

@@ -111,7 +111,10 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
           }
         }
       }
-      run_kernel(op, ins.ref(), n.attrs, outs, values[static_cast<size_t>(n.outputs[0])].meta.dtype);
+      // An op with no outputs (the fused optimizer updates) only writes its inputs.
+      const DType result_dtype =
+          n.outputs.empty() ? DType::Float32 : values[static_cast<size_t>(n.outputs[0])].meta.dtype;
+      run_kernel(op, ins.ref(), n.attrs, outs, result_dtype);
       for (size_t k = 0; k < n.outputs.size(); ++k) env[static_cast<size_t>(n.outputs[k])] = std::move(outs[k]);
     }
     if (node_callback_) node_callback_(n, env);
