@@ -174,6 +174,31 @@ void trace_backward(Capture& c, Tracer& tracer, const std::vector<Tensor>& input
   c.forward_nodes = c.graph.nodes().size();
   c.forward_inputs = c.graph.inputs().size();
   if (diff_outputs.empty() || targets.empty()) return;
+  // Outputs that are views whose base the function wrote after making them: eager mode
+  // rebuilds their history (a new node into the base's) when the caller first uses them,
+  // and the node's place in the engine's order then decides in which order the gradients
+  // reaching that base are summed. Tracing would rebuild it now, so it is marked stale
+  // again afterwards. When another output shares that storage, part of that sum happens
+  // in the caller's graph, in an order a program cannot know: such a call runs eagerly.
+  std::vector<Tensor> rebuilt_later;
+  for (const Tensor& o : diff_outputs) {
+    const autograd::AutogradMeta* m = autograd::get_meta(o);
+    if (m && m->is_view && m->attr_version != o._version()) rebuilt_later.push_back(o);
+  }
+  for (const Tensor& v : rebuilt_later)
+    for (const Tensor& o : diff_outputs)
+      if (!o.is_same(v) && o.storage().get() == v.storage().get()) {
+        tracer.broken_ = true;
+        tracer.reason = "an output is a view of a tensor the function wrote after making the view, and another output "
+                        "shares its storage (eager mode sums their gradients in an order the caller's graph decides)";
+        return;
+      }
+  struct MarkStale {
+    std::vector<Tensor>& views;
+    ~MarkStale() {
+      for (const Tensor& v : views) autograd::get_meta(v)->attr_version = ~uint64_t{0};
+    }
+  } mark_stale{rebuilt_later};
   // Output gradients: graph inputs of the backward, made without dispatching (a factory op
   // here would be recorded as a node).
   std::vector<Tensor> seeds;
