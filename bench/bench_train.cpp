@@ -10,7 +10,8 @@
 // step and, compiled, the capture + compile time (issue 12), as `NAME<TAB>VALUE<TAB>UNIT`:
 //   train_peak/<case>     bytes: allocator peak during one step above the level before it,
 //                         plus (compiled) the forward and backward programs' arenas
-//   train_arena/<case>    bytes: those arenas (compiled only; allocated once, reused)
+//   train_arena/<case>    bytes: those arenas (compiled only; allocated once, reused);
+//                         train_arena_forward/<case>: the forward program's part
 //   train_saved/<case>    bytes: allocator bytes the forward left alive for the backward
 //                         (in use after the model's forward, minus before, minus the logits)
 //   train_saved_program/<case>  bytes: TrainingProgram::saved_bytes (compiled only)
@@ -116,9 +117,10 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_train: no training program after the compiled steps\n");
       return 1;
     }
-    const int64_t arena = p->forward->plan().arena_bytes + p->backward->plan().arena_bytes;
-    peak += arena;
-    std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(arena));
+    const int64_t fwd_arena = p->forward->plan().arena_bytes, bwd_arena = p->backward->plan().arena_bytes;
+    peak += fwd_arena + bwd_arena;
+    std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena + bwd_arena));
+    std::printf("train_arena_forward/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena));
     std::printf("train_saved_program/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(p->saved_bytes));
     std::printf("train_compile/%s\t%.2f\tms\n", name.c_str(), compile_ms);
   }

@@ -12,7 +12,8 @@
   report.py train --out RESULTS.md --command CMD --commands FILE --load L LABEL=RUN.tsv ...
       Rewrites the training section (bench_train / bench_peer_torch_train lines
       `train/<case><TAB>samples/s` and `train_rss/<case><TAB>MiB`; bench_train's memory
-      lines `train_peak/`, `train_saved/`, `train_arena/`, `train_saved_program/` in bytes
+      lines `train_peak/`, `train_saved/`, `train_arena/`, `train_arena_forward/`,
+      `train_saved_program/` in bytes
       and `train_compile/<case><TAB>ms`). Labels: tandem, tandem_compiled, torch_best,
       torch_default.
   report.py compile --out RESULTS.md --command CMD --commands FILE TANDEM.json TORCH.json
@@ -245,15 +246,18 @@ def train_section(args):
             "the compiled node's saved values; *program's saved bytes*: `TrainingProgram::saved_bytes`, the",
             "saved values as the split counted them at capture (inputs and parameters kept by reference count",
             "0). Target: compiled peak <= eager's.", "",
-            "| model | peak, eager | peak, compiled | compiled / eager | of which arenas | saved for backward,"
+            "| model | peak, eager | peak, compiled | compiled / eager | of which arenas (forward + backward) | saved for backward,"
             " eager tape | saved, compiled | compiled / eager | program's saved bytes | target |",
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for c in cases:
         pe, pc = tandem.get("train_peak/" + c), compiled.get("train_peak/" + c)
         se, sc = tandem.get("train_saved/" + c), compiled.get("train_saved/" + c)
         arena, sp = compiled.get("train_arena/" + c), compiled.get("train_saved_program/" + c)
+        fwd = compiled.get("train_arena_forward/" + c)
+        arenas = (f"{size(arena)} ({size(fwd)} + {size(arena - fwd)})"
+                  if isinstance(arena, float) and isinstance(fwd, float) else size(arena))
         target = (f"peak <= eager's: {met(pc <= pe)}" if isinstance(pe, float) and isinstance(pc, float) else "-")
-        out.append(f"| {TRAIN_TITLES.get(c, c)} | {size(pe)} | {size(pc)} | {ratio(pc, pe)} | {size(arena)}"
+        out.append(f"| {TRAIN_TITLES.get(c, c)} | {size(pe)} | {size(pc)} | {ratio(pc, pe)} | {arenas}"
                    f" | {size(se)} | {size(sc)} | {ratio(sc, se)} | {size(sp)} | {target} |")
     times = []
     for c in cases:
