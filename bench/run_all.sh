@@ -42,10 +42,8 @@ elif grep -qw avx2 /proc/cpuinfo; then coretype=Haswell; fi
 # page-faults its large buffers on every step (jemalloc's default decay made the cnn 3x
 # slower here, so not jemalloc); libgomp's threads sleep instead of busy-waiting; OpenBLAS's
 # kernel family named. "out of box" sets none of them.
-tcmalloc=/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4
-if [[ ! -e $tcmalloc ]]; then
-  tcmalloc=$(dpkg -L libtcmalloc-minimal4 2>/dev/null | grep -m1 '/libtcmalloc_minimal\.so\.4$' || true)
-fi
+# The package's file list names it (the multiarch directory differs between machines).
+tcmalloc=$(dpkg -L libtcmalloc-minimal4 2>/dev/null | grep -m1 '/libtcmalloc_minimal\.so\.4$' || true)
 [[ -n $tcmalloc && -e $tcmalloc ]] || {
   echo "run_all.sh: no libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4; ./run bench does)" >&2
   exit 1
