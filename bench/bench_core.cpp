@@ -38,9 +38,36 @@ struct TandemGradLib : TandemLib {
   static int64_t block_bytes(int64_t n) { return static_cast<int64_t>(tandem::cpu_allocator_round_size(n)); }
 };
 
+/// The tiny MLP step of autograd/mlp16_step (zero_grad set to none, forward, MSE,
+/// backward) with the forward and the loss compiled (issue 12): tandem::compile of a
+/// function returning the loss, the layers' parameters read by reference (lifted); its
+/// call runs the forward program and puts one node on the tape, whose backward runs the
+/// backward program. Issue 12's target: <= 0.5x autograd/mlp16_step.
+void mlp16_step_compiled(benchmark::State& st) {
+  bench::TinyMlp<TandemGradLib> m;
+  auto loss_fn = tandem::compile([&m](const std::vector<tandem::Tensor>& in) {
+    auto h = tandem::relu(m.l1->forward(in[0]));
+    h = tandem::relu(m.l2->forward(h));
+    return std::vector<tandem::Tensor>{tandem::mse_loss(m.l3->forward(h), in[1])};
+  });
+  auto step = [&] {
+    m.l1->zero_grad(true);
+    m.l2->zero_grad(true);
+    m.l3->zero_grad(true);
+    (*loss_fn)({m.x, m.y})[0].backward();
+  };
+  for (int i = 0; i < 3; ++i) step();  // capture, then the program
+  if (loss_fn->compiled_calls() < 2 || loss_fn->last_training_program() == nullptr)
+    return st.SkipWithError("the tiny MLP's loss did not compile");
+  if (!m.grads_ok()) return st.SkipWithError("compiled MLP step gave no weight gradients");
+  for (auto _ : st) step();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bench::register_autograd<TandemGradLib>();
+  // tandem only: the row is compared with tandem's eager step (issue 12).
+  benchmark::RegisterBenchmark("autograd/mlp16_step_compiled", mlp16_step_compiled)->UseRealTime();
   return bench::run_main<TandemLib>(argc, argv);
 }

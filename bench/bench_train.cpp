@@ -6,10 +6,35 @@
 // --mode compiled runs the model through tandem::compile(model): a forward and a backward
 // program per step (loss, backward's remaining tape and the optimizer step stay eager).
 //   bench_train --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled]
+// Besides the harness's lines (train/, train_rss/), prints tandem's memory figures of one
+// step and, compiled, the capture + compile time (issue 12), as `NAME<TAB>VALUE<TAB>UNIT`:
+//   train_peak/<case>     bytes: allocator peak during one step above the level before it,
+//                         plus (compiled) the forward and backward programs' arenas
+//   train_arena/<case>    bytes: those arenas (compiled only; allocated once, reused);
+//                         train_arena_forward/<case>: the forward program's part
+//   train_saved/<case>    bytes: allocator bytes the forward left alive for the backward
+//                         (in use after the model's forward, minus before, minus the logits)
+//   train_saved_program/<case>  bytes: TrainingProgram::saved_bytes (compiled only)
+//   train_compile/<case>  ms: first compiled step (capture, graph autodiff, split, passes,
+//                         planning) minus the median of the next steady compiled steps
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "tandem/tandem.h"
 #include "train_harness.h"
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+int64_t in_use() { return tandem::memory::stats().bytes_in_use; }
+int64_t block_bytes(const tandem::Tensor& t) {
+  return static_cast<int64_t>(tandem::cpu_allocator_round_size(static_cast<size_t>(t.nbytes())));
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   namespace bt = bench::train;
@@ -28,14 +53,78 @@ int main(int argc, char** argv) {
   }
   auto compiled = tandem::compile(std::static_pointer_cast<tandem::nn::Module>(model));
   const bool use_compiled = o.mode == "compiled";
+  bool run_compiled = use_compiled;  // off for the eager warm-up step before the capture
   int64_t it = 0;
-  return bt::measure(use_compiled ? "tandem_compiled" : "tandem", o, [&] {
+  // Memory probe (off while timing): allocator bytes in use after zero_grad and after the
+  // model's forward, and the logits' bytes.
+  bool probe = false;
+  int64_t before_forward = 0, after_forward = 0, logits_bytes = 0;
+  auto step = [&] {
     const size_t i = static_cast<size_t>(it++ % bt::kBatches);
     opt->zero_grad();
-    tandem::Tensor logits = use_compiled ? (*compiled)(xs[i]) : model->forward(xs[i]);
+    if (probe) before_forward = in_use();
+    tandem::Tensor logits = run_compiled ? (*compiled)(xs[i]) : model->forward(xs[i]);
+    if (probe) {
+      after_forward = in_use();
+      logits_bytes = block_bytes(logits);
+    }
     tandem::Tensor loss = tandem::cross_entropy(logits, ys[i]);
     loss.backward();
     opt->step();
     return loss.item<double>();
-  });
+  };
+  const std::string name = o.model + "_" + bt::optimizer_of(o.model);
+
+  double compile_ms = -1;
+  if (use_compiled) {
+    // Capture + compile time: an eager step first (oneDNN primitives, allocator caches,
+    // optimizer state), so the first compiled step differs from a steady one only by the
+    // capture (which runs the step's forward and backward eagerly) and the compile.
+    run_compiled = false;
+    step();
+    run_compiled = true;
+    auto timed = [&] {
+      const auto t0 = clock_type::now();
+      step();
+      return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
+    };
+    const double first = timed();
+    std::vector<double> steady;
+    for (int k = 0; k < 7; ++k) steady.push_back(timed());
+    std::sort(steady.begin(), steady.end());
+    compile_ms = first - steady[steady.size() / 2];
+    if (compiled->function().compiled_calls() < 7) {
+      std::fprintf(stderr, "bench_train: the model did not compile (%lld compiled calls)\n",
+                   static_cast<long long>(compiled->function().compiled_calls()));
+      std::printf("train/%s\tnan\terror: the model did not compile\n", name.c_str());
+      return 1;
+    }
+  }
+
+  const int rc = bt::measure(use_compiled ? "tandem_compiled" : "tandem", o, step);
+  if (rc != 0) return rc;
+
+  // Memory of one step, after the warm-up and timed rounds (caches as in a steady run).
+  probe = true;
+  tandem::memory::reset_peak_stats();
+  const int64_t before_step = in_use();
+  step();
+  int64_t peak = tandem::memory::stats().peak_bytes_in_use - before_step;
+  const int64_t saved = after_forward - before_forward - logits_bytes;
+  if (use_compiled) {
+    const tandem::jit::TrainingProgram* p = compiled->function().last_training_program();
+    if (p == nullptr) {
+      std::fprintf(stderr, "bench_train: no training program after the compiled steps\n");
+      return 1;
+    }
+    const int64_t fwd_arena = p->forward->plan().arena_bytes, bwd_arena = p->backward->plan().arena_bytes;
+    peak += fwd_arena + bwd_arena;
+    std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena + bwd_arena));
+    std::printf("train_arena_forward/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena));
+    std::printf("train_saved_program/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(p->saved_bytes));
+    std::printf("train_compile/%s\t%.2f\tms\n", name.c_str(), compile_ms);
+  }
+  std::printf("train_peak/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(peak));
+  std::printf("train_saved/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(saved));
+  return 0;
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Runs the benchmarks on the libtorch peer, out of the box and tuned, then on tandem, and
+# Runs the benchmarks on the libtorch peer, out of the box and at its best, then on tandem, and
 # rewrites their section of bench/RESULTS.md (the other section and "## History" are kept).
 #   bench/run_all.sh [BUILD_DIR] [all|core|autograd|train|compile]   default build-bench (`./run
 #                                                    bench` configures it) and all
 #   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
 #   autograd: the tape-overhead workloads of bench/autograd_workloads.h (the same programs,
 #          cases autograd/* and autograd_mem/*; core leaves them out)
-#   train: the training step of the two reference models (bench_train,
-#          bench_peer_torch_train; bench/train_harness.h), each model in its own process
+#   train: the training step of the two reference models (bench_train eager and
+#          --mode compiled, bench_peer_torch_train; bench/train_harness.h), each model and
+#          mode in its own process
 #   compile: CNN inference, tandem eager/compiled vs torch eager/TorchScript (bench_compile,
 #          bench_peer_torch_compile; bench/cnn_workload.h)
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
@@ -36,9 +37,20 @@ command="${BENCH_COMMAND:-bench/run_all.sh${*:+ $*}}"
 coretype=
 if grep -qw avx512f /proc/cpuinfo; then coretype=SkylakeX
 elif grep -qw avx2 /proc/cpuinfo; then coretype=Haswell; fi
-tuned=(OMP_WAIT_POLICY=PASSIVE ${coretype:+OPENBLAS_CORETYPE=$coretype})
+# "torch best": PyTorch's CPU tuning guides' settings (issue 14, ../shared/FACTS.md). tcmalloc
+# preloaded (libtcmalloc-minimal4, in ./run's BENCH_PKGS): with glibc's malloc libtorch
+# page-faults its large buffers on every step (jemalloc's default decay made the cnn 3x
+# slower here, so not jemalloc); libgomp's threads sleep instead of busy-waiting; OpenBLAS's
+# kernel family named. "out of box" sets none of them.
+# The package's file list names it (the multiarch directory differs between machines).
+tcmalloc=$(dpkg -L libtcmalloc-minimal4 2>/dev/null | grep -m1 '/libtcmalloc_minimal\.so\.4$' || true)
+[[ -n $tcmalloc && -e $tcmalloc ]] || {
+  echo "run_all.sh: no libtcmalloc_minimal.so.4 (apt-get install libtcmalloc-minimal4; ./run bench does)" >&2
+  exit 1
+}
+best=(LD_PRELOAD="$tcmalloc" OMP_WAIT_POLICY=PASSIVE ${coretype:+OPENBLAS_CORETYPE=$coretype})
 # Only the given tuning variables reach a program (the caller's are removed).
-clean_env=(env -u OPENBLAS_CORETYPE -u OMP_WAIT_POLICY)
+clean_env=(env -u LD_PRELOAD -u OPENBLAS_CORETYPE -u OMP_WAIT_POLICY)
 
 # ---------------------------------------------------------------- core (Google Benchmark)
 if [[ $what == all || $what == core ]]; then
@@ -60,22 +72,22 @@ if [[ $what == all || $what == core ]]; then
   }
 
   run_one torch_default bench_peer_torch
-  run_one torch_tuned bench_peer_torch "${tuned[@]}"
+  run_one torch_best bench_peer_torch "${best[@]}"
   run_one tandem bench_core
 
   "$py" bench/report.py md --out bench/RESULTS.md --command "$command" --commands "$out/commands.txt" \
-    tandem="$out/tandem.tsv" torch_tuned="$out/torch_tuned.tsv" torch_default="$out/torch_default.tsv"
-  for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/$label.tsv"; done
+    tandem="$out/tandem.tsv" torch_best="$out/torch_best.tsv" torch_default="$out/torch_default.tsv"
+  for label in tandem torch_best torch_default; do sed "s/^/$label\t/" "$out/$label.tsv"; done
 fi
 
 # ---------------------------------------------------------------- autograd (issue 4)
 if [[ $what == all || $what == autograd ]]; then
   : > "$out/autograd_commands.txt"
   read -r -a extra <<< "${BENCH_FLAGS:-}"
-  for label in torch_default torch_tuned tandem; do
+  for label in torch_default torch_best tandem; do
     prog=bench_core env=()
     [[ $label != tandem ]] && prog=bench_peer_torch
-    [[ $label == torch_tuned ]] && env=("${tuned[@]}")
+    [[ $label == torch_best ]] && env=("${best[@]}")
     cmd=("${clean_env[@]}" "${env[@]}" "$build/bench/$prog" --benchmark_repetitions=5
       --benchmark_report_aggregates_only=true --benchmark_min_time=0.2 --benchmark_filter=^autograd "${extra[@]}")
     echo "== autograd $label: ${cmd[*]}"
@@ -83,7 +95,7 @@ if [[ $what == all || $what == autograd ]]; then
     "${cmd[@]}" --benchmark_out="$out/autograd_$label.json" --benchmark_out_format=json
   done
   "$py" bench/report.py autograd --out bench/RESULTS.md --command "$command" --commands "$out/autograd_commands.txt" \
-    tandem="$out/autograd_tandem.json" torch_tuned="$out/autograd_torch_tuned.json" \
+    tandem="$out/autograd_tandem.json" torch_best="$out/autograd_torch_best.json" \
     torch_default="$out/autograd_torch_default.json"
 fi
 
@@ -91,32 +103,37 @@ fi
 if [[ $what == all || $what == train ]]; then
   : > "$out/train_commands.txt"
   read -r -a tflags <<< "${TRAIN_FLAGS:-}"
-  for label in tandem torch_tuned torch_default; do : > "$out/train_$label.tsv"; done
-  # train_one LABEL PROGRAM MODEL [VAR=VALUE...]: one model in one process (its own peak RSS).
+  for label in tandem tandem_compiled torch_best torch_default; do : > "$out/train_$label.tsv"; done
+  # train_one LABEL PROGRAM MODEL [ARG...] [-- VAR=VALUE...]: one model in one process (its
+  # own peak RSS); ARGs go to the program, VAR=VALUEs to its environment.
   train_one() {
-    local label=$1 prog=$2 model=$3
+    local label=$1 prog=$2 model=$3 args=() vars=()
     shift 3
-    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" --model "$model" "${tflags[@]}")
+    while (($#)) && [[ $1 != -- ]]; do args+=("$1"); shift; done
+    (($#)) && shift
+    vars=("$@")
+    local cmd=("${clean_env[@]}" "${vars[@]}" "$build/bench/$prog" --model "$model" "${args[@]}" "${tflags[@]}")
     echo "== train $label $model: ${cmd[*]}"
     echo "${cmd[*]}" >> "$out/train_commands.txt"
     "${cmd[@]}" >> "$out/train_$label.tsv"
   }
   load=$(cut -d' ' -f1 /proc/loadavg)
-  # The three programs alternate per model, so a change in machine load hits all of them.
+  # The four programs alternate per model, so a change in machine load hits all of them.
   for model in mlp cnn; do
     train_one torch_default bench_peer_torch_train "$model"
-    train_one torch_tuned bench_peer_torch_train "$model" "${tuned[@]}"
+    train_one torch_best bench_peer_torch_train "$model" -- "${best[@]}"
     train_one tandem bench_train "$model"
+    train_one tandem_compiled bench_train "$model" --mode compiled
   done
   "$py" bench/report.py train --out bench/RESULTS.md --command "$command" --commands "$out/train_commands.txt" \
     --load "$load" \
-    tandem="$out/train_tandem.tsv" torch_tuned="$out/train_torch_tuned.tsv" \
-    torch_default="$out/train_torch_default.tsv"
-  for label in tandem torch_tuned torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
+    tandem="$out/train_tandem.tsv" tandem_compiled="$out/train_tandem_compiled.tsv" \
+    torch_best="$out/train_torch_best.tsv" torch_default="$out/train_torch_default.tsv"
+  for label in tandem tandem_compiled torch_best torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
 fi
 
 # ---------------------------------------------------------------- compiled mode
-# torch tuned only: the target compares tandem compiled with torch's best.
+# torch best only: the target compares tandem compiled with torch's best.
 if [[ $what == all || $what == compile ]]; then
   : > "$out/compile_commands.txt"
   cflags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.3)
@@ -129,9 +146,9 @@ if [[ $what == all || $what == compile ]]; then
     echo "${cmd[*]}" >> "$out/compile_commands.txt"
     "${cmd[@]}" --benchmark_out="$out/compile_$label.json" --benchmark_out_format=json
   }
-  compile_one torch_tuned bench_peer_torch_compile "${tuned[@]}"
+  compile_one torch_best bench_peer_torch_compile "${best[@]}"
   compile_one tandem bench_compile
   "$py" bench/report.py compile --out bench/RESULTS.md --command "$command" --commands "$out/compile_commands.txt" \
-    "$out/compile_tandem.json" "$out/compile_torch_tuned.json"
+    "$out/compile_tandem.json" "$out/compile_torch_best.json"
 fi
 echo "wrote bench/RESULTS.md"
