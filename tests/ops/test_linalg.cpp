@@ -9,6 +9,7 @@
 
 #include "support/tensor_json.h"
 #include "tandem/kernels/cpu/onednn.h"
+#include "tandem/kernels/cpu/openblas.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
@@ -64,6 +65,57 @@ TEST(Linalg, Float64GemmCrossesEveryBlockBoundary) {
   Tensor at = make({600, 150}, kFloat64, 3).t();
   Tensor bs = make({600, 2200}, kFloat64, 4).slice(1, 0, std::nullopt, 2);
   expect_close(mm(at, bs), ref_mm(at, bs), 0, 0);
+}
+
+// float64 products go to OpenBLAS (loaded with dlopen; ./run installs it) for every layout
+// BLAS takes, including a column-major result, and fall back to the loop otherwise. The
+// values are exact (see make()), so every path must give the reference bit for bit.
+TEST(Linalg, Float64ProductsUseOpenblasForEveryBlasLayout) {
+  ASSERT_TRUE(kernels::openblas::available()) << "libopenblas.so.0 could not be loaded";
+  const int64_t M = 300, K = 70, N = 280;  // more than one 256 block of rows and of columns
+  Tensor a = make({M, K}, kFloat64, 21), b = make({K, N}, kFloat64, 22);
+  const auto want = ref_mm(a, b);
+  auto mat = [](const Tensor& t) {
+    return kernels::GemmMatrix{t.data_ptr(), 0, t.stride(0), t.stride(1)};
+  };
+  std::vector<Tensor> as = {a, a.t().contiguous().t(), make({M, 2 * K}, kFloat64, 21).slice(1, 0, K)};
+  as.back().copy_(a);
+  std::vector<Tensor> bs = {b, b.t().contiguous().t()};
+  for (const Tensor& x : as)
+    for (const Tensor& y : bs)
+      for (bool col_major_out : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "a strides " << x.strides() << ", b strides " << y.strides()
+                                          << (col_major_out ? ", column-major result" : ""));
+        Tensor c = col_major_out ? empty({N, M}, kFloat64).t() : empty({M, N}, kFloat64);
+        kernels::gemm("mm", kFloat64, 1, M, N, K, mat(x), mat(y), mat(c));
+        expect_close(c, want, 0, 0);
+      }
+  // No unit stride anywhere: the loop, same values.
+  Tensor odd = make({M, 2 * K}, kFloat64, 23).slice(1, 0, 2 * K, 2);
+  odd.copy_(a);
+  Tensor c = empty({M, N}, kFloat64);
+  kernels::gemm("mm", kFloat64, 1, M, N, K, mat(odd), mat(b.t().contiguous().t()), mat(c));
+  expect_close(c, want, 0, 0);
+  // One row, one column, a broadcast batch.
+  expect_close(mm(a.slice(0, 5, 6), b), ref_mm(a.slice(0, 5, 6), b), 0, 0);
+  expect_close(mm(a, b.slice(1, 7, 8)), ref_mm(a, b.slice(1, 7, 8)), 0, 0);
+  Tensor batched = matmul(make({3, M, K}, kFloat64, 24), b);
+  Tensor a2 = make({3, M, K}, kFloat64, 24).select(0, 2);
+  expect_close(batched.select(0, 2), ref_mm(a2, b), 0, 0);
+}
+
+// A float64 product's values depend on its shape only, not on the thread count.
+TEST(Linalg, Float64ProductsDoNotDependOnTheThreadCount) {
+  manual_seed(9);
+  Tensor a = randn({520, 300}, kFloat64), b = randn({300, 530}, kFloat64);
+  const int before = get_num_threads();
+  set_num_threads(1);
+  Tensor one = mm(a, b);
+  set_num_threads(2);
+  Tensor two = mm(a, b);
+  set_num_threads(before);
+  EXPECT_TRUE(equal(one, two));
+  expect_close(one, ref_mm(a, b), 1e-12, 1e-12);
 }
 
 TEST(Linalg, AddmmAppliesBetaOnceAcrossDepthBlocks) {

@@ -8,6 +8,7 @@
 
 #include "tandem/core/parallel.h"
 #include "tandem/kernels/cpu/onednn.h"
+#include "tandem/kernels/cpu/openblas.h"
 
 namespace tandem::kernels {
 
@@ -294,7 +295,12 @@ void gemm(const char* op, DType dtype, int64_t batch, int64_t M, int64_t N, int6
   if (batch == 1) A.batch_stride = B.batch_stride = C.batch_stride = 0;
   switch (dtype) {
     case DType::Float32: return gemm_f32(batch, M, N, K, A, B, C, alpha, beta);
-    case DType::Float64: return gemm_loop<double>(batch, M, N, K, A, B, C, alpha, beta);
+    case DType::Float64: {
+      const double work = static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+      if (work > kOnednnMinWork && openblas::dgemm(batch, M, N, K, A, B, C, alpha.to_double(), beta.to_double()))
+        return;
+      return gemm_loop<double>(batch, M, N, K, A, B, C, alpha, beta);
+    }
     case DType::BFloat16: return gemm_bf16(batch, M, N, K, A, B, C, alpha, beta);
     case DType::UInt8: return gemm_loop<uint8_t>(batch, M, N, K, A, B, C, alpha, beta);
     case DType::Int8: return gemm_loop<int8_t>(batch, M, N, K, A, B, C, alpha, beta);

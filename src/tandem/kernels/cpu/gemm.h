@@ -1,18 +1,15 @@
 #pragma once
 // Batched, strided matrix multiply used by every linear-algebra and convolution kernel:
 //   C[b] = alpha * A[b] @ B[b] + beta * C[b]      (A: M x K, B: K x N, C: M x N)
-// float32 goes to oneDNN's matmul (kernels/cpu/onednn.h) when the layout allows it
-// (one of the two inner strides is 1) and the problem is not tiny; everything else
-// (float64, integers, tiny or oddly strided float32) runs a cache-blocked loop with
-// packed panels and a register-tiled micro-kernel that the compiler vectorises.
-// bfloat16 is computed in float32 and rounded once (PyTorch CPU does the same).
-// Kernels trust their callers: shapes were validated by the op's meta function.
-//
-// Why not OpenBLAS: Debian's OpenBLAS 0.3.21 does not recognise this machine's CPU and
-// falls back to SSE3 kernels (about 5x slower) unless OPENBLAS_CORETYPE is set, which
-// users will not do; and its own pthread pool would compete with the OpenMP pool that
-// oneDNN and tandem::parallel_for share. oneDNN has no float64 or integer matmul, so
-// those run the loop here (float64 reaches a few tens of GFLOP/s on 2 threads).
+// float32 goes to oneDNN's matmul (kernels/cpu/onednn.h) and float64 to OpenBLAS's
+// cblas_dgemm (kernels/cpu/openblas.h: loaded on first use with the kernel family named,
+// single-threaded calls on blocks of C spread over tandem's pool) when the layout allows
+// it (one of the two inner strides is 1) and the problem is not tiny; everything else
+// (integers, tiny or oddly strided products, float64 without OpenBLAS) runs a
+// cache-blocked loop with packed panels and a register-tiled micro-kernel that the
+// compiler vectorises. bfloat16 is computed in float32 and rounded once (PyTorch CPU
+// does the same). Kernels trust their callers: shapes were validated by the op's meta
+// function.
 #include <cstdint>
 
 #include "tandem/core/scalar.h"

@@ -1,0 +1,126 @@
+// float64 GEMM through OpenBLAS loaded with dlopen; see openblas.h for why.
+#include "tandem/kernels/cpu/openblas.h"
+
+#include <cblas.h>
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+
+#include "tandem/core/parallel.h"
+
+namespace tandem::kernels::openblas {
+
+namespace {
+
+using DgemmFn = decltype(&cblas_dgemm);
+using SetThreadsFn = void (*)(int);
+
+// Blocks of C per call. Fixed, so a product's values depend on its shape only (OpenBLAS
+// picks kernels by the sizes of each call), never on how many threads share the blocks.
+constexpr int64_t kRowBlock = 256;
+constexpr int64_t kColBlock = 256;
+
+DgemmFn load() {
+  if (std::getenv("OPENBLAS_CORETYPE") == nullptr) {
+    __builtin_cpu_init();
+    // Read by OpenBLAS when it loads (below); a value the user set is kept.
+    if (__builtin_cpu_supports("avx512f"))
+      setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+    else if (__builtin_cpu_supports("avx2"))
+      setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+  }
+  void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) h = dlopen("/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (h == nullptr) return nullptr;
+  auto dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
+  auto set_threads = reinterpret_cast<SetThreadsFn>(dlsym(h, "openblas_set_num_threads"));
+  if (dgemm == nullptr || set_threads == nullptr) return nullptr;
+  set_threads(1);  // each call runs on the calling thread (see the header)
+  return dgemm;
+}
+
+DgemmFn library() {
+  static const DgemmFn fn = load();
+  return fn;
+}
+
+// A rows x cols matrix with strides (rs, cs) as BLAS sees it in row-major order.
+struct BlasOperand {
+  CBLAS_TRANSPOSE trans = CblasNoTrans;
+  int64_t ld = 0;
+};
+
+bool as_blas(int64_t rows, int64_t cols, int64_t rs, int64_t cs, BlasOperand& out) {
+  // Not transposed: element (i, j) at i * ld + j. A stride that is never stepped over (one
+  // row, one column) does not matter.
+  if (cs == 1 || cols == 1) {
+    const int64_t ld = rows == 1 ? std::max<int64_t>(cols, 1) : rs;
+    if (ld >= std::max<int64_t>(cols, 1) && ld <= INT_MAX) {
+      out = {CblasNoTrans, ld};
+      return true;
+    }
+  }
+  // Transposed: element (i, j) at j * ld + i.
+  if (rs == 1 || rows == 1) {
+    const int64_t ld = cols == 1 ? std::max<int64_t>(rows, 1) : cs;
+    if (ld >= std::max<int64_t>(rows, 1) && ld <= INT_MAX) {
+      out = {CblasTrans, ld};
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool available() { return library() != nullptr; }
+
+bool dgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A_in, const GemmMatrix& B_in,
+           const GemmMatrix& C_in, double alpha, double beta) {
+  if (M <= 0 || N <= 0 || K <= 0 || M > INT_MAX || N > INT_MAX || K > INT_MAX) return false;
+  GemmMatrix A = A_in, B = B_in, C = C_in;
+  // C must be row-major for cblas; a column-major C is the transposed problem
+  // C^T = B^T @ A^T, which is row-major.
+  BlasOperand c_op;
+  if (!as_blas(M, N, C.row_stride, C.col_stride, c_op)) return false;
+  if (c_op.trans == CblasTrans) {
+    std::swap(M, N);
+    std::swap(A, B);
+    std::swap(A.row_stride, A.col_stride);
+    std::swap(B.row_stride, B.col_stride);
+    std::swap(C.row_stride, C.col_stride);
+    if (!as_blas(M, N, C.row_stride, C.col_stride, c_op) || c_op.trans != CblasNoTrans) return false;
+  }
+  BlasOperand a_op, b_op;
+  if (!as_blas(M, K, A.row_stride, A.col_stride, a_op) || !as_blas(K, N, B.row_stride, B.col_stride, b_op)) return false;
+  const DgemmFn fn = library();
+  if (fn == nullptr) return false;
+  const int64_t ldc = c_op.ld;
+  const int64_t mt = (M + kRowBlock - 1) / kRowBlock, nt = (N + kColBlock - 1) / kColBlock;
+  const int64_t tasks = batch * mt * nt;
+  const double* a0 = static_cast<const double*>(A.data);
+  const double* b0 = static_cast<const double*>(B.data);
+  double* c0 = static_cast<double*>(C.data);
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t b = task / (mt * nt), rem = task % (mt * nt);
+      const int64_t i0 = (rem / nt) * kRowBlock, j0 = (rem % nt) * kColBlock;
+      const int64_t m = std::min(kRowBlock, M - i0), n = std::min(kColBlock, N - j0);
+      const double* a = a0 + b * A.batch_stride + i0 * A.row_stride;
+      const double* bb = b0 + b * B.batch_stride + j0 * B.col_stride;
+      double* c = c0 + b * C.batch_stride + i0 * C.row_stride + j0 * C.col_stride;
+      fn(CblasRowMajor, a_op.trans, b_op.trans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(K), alpha,
+         a, static_cast<int>(a_op.ld), bb, static_cast<int>(b_op.ld), beta, c, static_cast<int>(ldc));
+    }
+  };
+  const double work = static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  if (tasks == 1 || work <= kParallelMinWork || get_num_threads() < 2 || in_parallel_region())
+    run(0, tasks);
+  else
+    parallel_for(0, tasks, 1, run);
+  return true;
+}
+
+}  // namespace tandem::kernels::openblas
