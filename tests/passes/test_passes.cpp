@@ -339,12 +339,11 @@ TEST(Passes, FuseConvBlocksOnlyWhenNothingElseReadsTheIntermediates) {
     EXPECT_EQ(c.g.outputs()[0], c.pool);  // the chain's result keeps its value
   }
   {
-    ConvChain c;  // the relu result is also an output: conv + relu fuse, the pool stays
-    conv_chain(c, 3, 8);
+    ConvChain c;  // the relu result is also an output (saved for a backward): no fusion,
+    conv_chain(c, 3, 8);  // conv + relu alone is slower fused than as two ops
     c.g.set_outputs({c.pool, c.relu});
-    EXPECT_TRUE(passes::fuse_conv_blocks(c.g));
-    ir::verify(c.g);
-    EXPECT_EQ(count_op(c.g, "_fused_conv2d"), 1);
+    EXPECT_FALSE(passes::fuse_conv_blocks(c.g));
+    EXPECT_EQ(count_op(c.g, "_fused_conv2d"), 0);
     EXPECT_EQ(count_op(c.g, "max_pool2d"), 1);
   }
   {
@@ -355,10 +354,10 @@ TEST(Passes, FuseConvBlocksOnlyWhenNothingElseReadsTheIntermediates) {
     EXPECT_FALSE(passes::fuse_conv_blocks(c.g));
   }
   {
-    ConvChain c;  // a padded pool is not the fused op's: conv + relu only
+    ConvChain c;  // a padded pool is not the fused op's: nothing fuses
     conv_chain(c, 3, 8, {1});
     c.g.set_outputs({c.pool});
-    EXPECT_TRUE(passes::fuse_conv_blocks(c.g));
+    EXPECT_FALSE(passes::fuse_conv_blocks(c.g));
     EXPECT_EQ(count_op(c.g, "max_pool2d"), 1);
   }
 }

@@ -71,6 +71,10 @@ bool fuse_conv_blocks(ir::Graph& g) {
         pi = -1;
       }
     }
+    // Without the pool the fused kernel is slower than the two ops (measured on the
+    // reference CNN's training step: 2.98 ms against 1.27 + 0.27 ms for the first block,
+    // where the ReLU result is saved for the backward and so cannot be pooled in place).
+    if (pi < 0) continue;
     // The fused node takes the place (and the output value) of the chain's last node, so
     // the convolution moves there: not past a node that writes one of its inputs (an
     // in-place op on the conv's input between conv and relu; found by the randomized test).

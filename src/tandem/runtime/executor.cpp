@@ -59,7 +59,6 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
   }
   plan_ = plan_memory(reqs);
   buffer_offset_ = plan_.offsets;
-  if (plan_.arena_bytes > 0) arena_ = empty_tensor({plan_.arena_bytes}, DType::UInt8);
   profile_.resize(nodes.size());
   for (const auto& n : nodes) {
     profile_[static_cast<size_t>(n.id)].op = n.op->name;
@@ -76,6 +75,15 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
   for (const auto& v : values)
     if (v.kind == ir::ValueKind::Constant) env[static_cast<size_t>(v.id)] = v.constant;
 
+  // The arena lives for one run: between runs its memory goes back to the caching
+  // allocator (which hands the same block back next time), so a program holds no memory
+  // while eager code or other programs run; a training step's forward and backward
+  // programs then peak no higher than their own plans.
+  if (plan_.arena_bytes > 0) arena_ = empty_tensor({plan_.arena_bytes}, DType::UInt8);
+  struct ReleaseArena {
+    Tensor& arena;
+    ~ReleaseArena() { arena = Tensor(); }
+  } release{arena_};
   auto run_start = std::chrono::steady_clock::now();
   SmallVec<Tensor, 4> ins;
   for (const auto& n : graph_.nodes()) {

@@ -1,6 +1,7 @@
 #pragma once
 // Executes a Graph: kernels in order on preplanned buffers. Intermediates live in one
-// arena (offsets from the memory planner), reused across calls; views alias their
+// arena (offsets from the memory planner), taken from the caching allocator for each run
+// and given back after it (the same block, in steady state); views alias their
 // source and in-place results their input, as in eager mode. Buffers that a graph
 // output aliases are allocated per call, so outputs the caller keeps are never
 // overwritten by a later call.
