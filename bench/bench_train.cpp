@@ -8,9 +8,9 @@
 //   bench_train --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled]
 // Besides the harness's lines (train/, train_rss/), prints tandem's memory figures of one
 // step and, compiled, the capture + compile time (issue 12), as `NAME<TAB>VALUE<TAB>UNIT`:
-//   train_peak/<case>     bytes: allocator peak during one step above the level before it,
-//                         plus (compiled) the forward and backward programs' arenas
-//   train_arena/<case>    bytes: those arenas (compiled only; allocated once, reused);
+//   train_peak/<case>     bytes: allocator peak during one step above the level before it
+//                         (compiled: the programs' arenas included, taken per run)
+//   train_arena/<case>    bytes: the forward and backward programs' arenas (compiled only);
 //                         train_arena_forward/<case>: the forward program's part
 //   train_saved/<case>    bytes: allocator bytes the forward left alive for the backward
 //                         (in use after the model's forward, minus before, minus the logits)
@@ -118,7 +118,6 @@ int main(int argc, char** argv) {
       return 1;
     }
     const int64_t fwd_arena = p->forward->plan().arena_bytes, bwd_arena = p->backward->plan().arena_bytes;
-    peak += fwd_arena + bwd_arena;
     std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena + bwd_arena));
     std::printf("train_arena_forward/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena));
     std::printf("train_saved_program/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(p->saved_bytes));

@@ -240,8 +240,8 @@ def train_section(args):
                    + " |")
     out += ["", "Memory of one training step in tandem (issue 12), from tandem's allocator after the timed rounds",
             "(oneDNN's scratchpads and libtorch are not counted). *Peak*: the allocator's peak during one step",
-            "above the bytes in use before it; compiled adds the forward and backward programs' arenas, which",
-            "are allocated once and reused by every call. *Saved for backward*: allocator bytes the model's",
+            "above the bytes in use before it, the forward and backward programs' arenas included (each taken",
+            "from the caching allocator for one run). *Saved for backward*: allocator bytes the model's",
             "forward left alive (in use after the forward minus before it, minus the logits): eager's tape, or",
             "the compiled node's saved values; *program's saved bytes*: `TrainingProgram::saved_bytes`, the",
             "saved values as the split counted them at capture (inputs and parameters kept by reference count",
@@ -344,8 +344,8 @@ def compile_section(args):
         c = runs.get(f"cnn/b{b}/tandem_compiled", {}).get("ns")
         out.append(f"| {b} | " + " | ".join(cells) + f" | {'**' + ratio(best, c) + '**' if best and c else '-'} |")
     out += ["", "Memory of one call, from tandem's allocator (oneDNN's scratchpads are not counted): eager =",
-            "peak bytes in use during the call; compiled = the program's arena plus the peak during the",
-            "call (its output). The planner's lower bound is the most bytes live at any step.", "",
+            "peak bytes in use during the call; compiled = the same, the program's arena included (taken per",
+            "call). The planner's lower bound is the most bytes live at any step.", "",
             "| batch | eager peak | compiled peak | compiled arena | lower bound | arena / bound |",
             "|---:|---:|---:|---:|---:|---:|"]
     for b in batches:

@@ -73,10 +73,17 @@ struct Task {
   SmallVec<Tensor, 2> buffer;  // gradients received so far, one per input slot
 };
 
+thread_local bool t_keep_graph = false;
+
 // Runs the graph reachable from `roots`. With `captures` (autograd::grad), only nodes
 // leading to a capture run and leaves are not accumulated.
 void run_graph(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads, bool keep_graph,
                bool create_graph, std::vector<Capture>* captures) {
+  struct KeepGraph {  // nested backwards (hooks, double backward) restore the outer value
+    bool saved = t_keep_graph;
+    explicit KeepGraph(bool k) { t_keep_graph = k; }
+    ~KeepGraph() { t_keep_graph = saved; }
+  } keep_scope(keep_graph);
   // 1. Dependencies: count the edges into each node from reachable nodes (iterative DFS).
   // tasks is in discovery order.
   std::vector<Task> tasks;
@@ -228,6 +235,8 @@ std::vector<Edge> root_edges(const std::vector<Tensor>& outputs, const std::vect
 }
 
 }  // namespace
+
+bool detail::backward_keeps_graph() { return t_keep_graph; }
 
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
               std::optional<bool> retain_graph, bool create_graph) {

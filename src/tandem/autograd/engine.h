@@ -88,6 +88,13 @@ RemovableHandle register_hook(const Tensor& t, std::function<Tensor(const Tensor
 /// Leaf only: called with the leaf after its .grad was accumulated.
 RemovableHandle register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(Tensor&)> hook);
 
+namespace detail {
+/// True while the backward running on this thread keeps its graph (retain_graph or
+/// create_graph); false outside a backward. A node that frees its saved tensors before
+/// the engine's release_variables() (to lower the peak) may do so only when this is false.
+bool backward_keeps_graph();
+}  // namespace detail
+
 }  // namespace tandem::autograd
 
 namespace tandem {

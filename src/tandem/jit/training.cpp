@@ -79,6 +79,10 @@ std::vector<Tensor> compiled_backward(autograd::AutogradContext* ctx, std::vecto
                "eagerly for higher-order gradients");
   const auto& p = std::any_cast<const std::shared_ptr<TrainingProgram>&>(ctx->saved_data.at("program"));
   std::vector<Tensor> in = ctx->get_saved_variables();  // RuntimeError if modified in place since
+  // Without retain_graph the node drops its saved values after this call anyway: dropping
+  // them now lets the program free each one after its last use (run(&&) below).
+  if (!autograd::detail::backward_keeps_graph())
+    for (auto& s : ctx->saved_) s.reset();
   const auto& gin = p->backward->graph().inputs();
   for (size_t k = 0; k < grads.size(); ++k) {
     if (!p->output_differentiable[k]) continue;
@@ -88,7 +92,7 @@ std::vector<Tensor> compiled_backward(autograd::AutogradContext* ctx, std::vecto
     if (!g.strides().equals(m.strides) || g.dtype() != m.dtype) g = g.contiguous().to(m.dtype);
     in.push_back(std::move(g));
   }
-  std::vector<Tensor> res = p->backward->run(in);
+  std::vector<Tensor> res = p->backward->run(std::move(in));
   std::vector<Tensor> out(ctx->needs_input_grad_.size());
   size_t r = 0;
   for (size_t j = 0; j < p->targets.size(); ++j) {
@@ -147,6 +151,9 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
   p->output_differentiable = c.output_differentiable;
   p->forward = optimise(extract(g, fwd_inputs, 0, f, fwd_outputs, p->forward_origin), opts);
   p->backward = optimise(extract(g, bwd_inputs, f, n, bwd_outputs, p->backward_origin), opts);
+  // Buffers allocated per value (not one arena for the whole run): with the saved values
+  // freed as they are consumed, the backward's peak is eager's.
+  p->backward->set_use_arena(false);
   // Passes add values (fused nodes, folded constants): they have no origin.
   p->forward_origin.resize(p->forward->graph().values().size(), -1);
   p->backward_origin.resize(p->backward->graph().values().size(), -1);

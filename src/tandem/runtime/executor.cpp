@@ -1,5 +1,6 @@
 #include "tandem/runtime/executor.h"
 
+#include <algorithm>
 #include <sstream>
 
 namespace tandem::runtime {
@@ -59,6 +60,32 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
   }
   plan_ = plan_memory(reqs);
   buffer_offset_ = plan_.offsets;
+  // What to drop from a run's environment after each node: the values read there for the
+  // last time (a storage root counts as read while any alias of it is) and results nothing
+  // reads, unless they are graph outputs. A per-call buffer, or an input the caller passed
+  // by move (the backward program's saved values), is then freed as soon as nothing needs
+  // it, as eager mode frees a tensor.
+  std::vector<int> last_read(nv, -1);
+  std::vector<bool> is_output(nv, false);
+  for (int o : graph_.outputs()) is_output[static_cast<size_t>(o)] = true;
+  for (size_t k = 0; k < nodes.size(); ++k)
+    for (int i : nodes[k].inputs)
+      if (i >= 0) {
+        last_read[static_cast<size_t>(i)] = static_cast<int>(k);
+        last_read[static_cast<size_t>(graph_.storage_root(i))] = static_cast<int>(k);
+      }
+  release_after_.assign(nodes.size(), {});
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    auto& rel = release_after_[k];
+    auto add = [&](int v) {
+      if (v >= 0 && !is_output[static_cast<size_t>(v)] && std::find(rel.begin(), rel.end(), v) == rel.end())
+        rel.push_back(v);
+    };
+    for (int i : nodes[k].inputs)
+      if (i >= 0 && last_read[static_cast<size_t>(i)] == static_cast<int>(k)) add(i);
+    for (int o : nodes[k].outputs)
+      if (last_read[static_cast<size_t>(o)] < 0) add(o);
+  }
   profile_.resize(nodes.size());
   for (const auto& n : nodes) {
     profile_[static_cast<size_t>(n.id)].op = n.op->name;
@@ -66,12 +93,15 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
   }
 }
 
-std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
+std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) { return run(std::vector<Tensor>(inputs)); }
+
+std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
   const auto& values = graph_.values();
   TANDEM_CHECK(inputs.size() == graph_.inputs().size(), ValueError, "compiled function", "got ", inputs.size(),
                " inputs, expected ", graph_.inputs().size());
   std::vector<Tensor> env(values.size());
-  for (size_t i = 0; i < inputs.size(); ++i) env[static_cast<size_t>(graph_.inputs()[i])] = inputs[i];
+  for (size_t i = 0; i < inputs.size(); ++i) env[static_cast<size_t>(graph_.inputs()[i])] = std::move(inputs[i]);
+  inputs.clear();
   for (const auto& v : values)
     if (v.kind == ir::ValueKind::Constant) env[static_cast<size_t>(v.id)] = v.constant;
 
@@ -79,7 +109,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
   // allocator (which hands the same block back next time), so a program holds no memory
   // while eager code or other programs run; a training step's forward and backward
   // programs then peak no higher than their own plans.
-  if (plan_.arena_bytes > 0) arena_ = empty_tensor({plan_.arena_bytes}, DType::UInt8);
+  if (plan_.arena_bytes > 0 && use_arena_) arena_ = empty_tensor({plan_.arena_bytes}, DType::UInt8);
   struct ReleaseArena {
     Tensor& arena;
     ~ReleaseArena() { arena = Tensor(); }
@@ -107,7 +137,7 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
       } else {
         for (int o : n.outputs) {
           const ir::Value& v = values[static_cast<size_t>(o)];
-          int b = buffer_of_[static_cast<size_t>(o)];
+          int b = use_arena_ ? buffer_of_[static_cast<size_t>(o)] : -1;
           if (b >= 0) {
             int64_t off = buffer_offset_[static_cast<size_t>(b)] / element_size(v.meta.dtype);
             outs.push_back(Tensor(IntrusivePtr<TensorImpl>::make(arena_.storage(), v.meta.dtype, v.meta.sizes,
@@ -136,6 +166,9 @@ std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) {
       p.bytes = 0;
       for (int o : n.outputs) p.bytes += env[static_cast<size_t>(o)].nbytes();
     }
+    ins.clear();
+    if (!node_callback_)  // the checker compares values after later nodes
+      for (int v : release_after_[static_cast<size_t>(&n - graph_.nodes().data())]) env[static_cast<size_t>(v)] = Tensor();
   }
   std::vector<Tensor> out;
   for (int o : graph_.outputs()) out.push_back(env[static_cast<size_t>(o)]);

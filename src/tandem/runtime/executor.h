@@ -37,6 +37,14 @@ class Executor {
   /// Runs with `inputs` bound to the graph inputs in order (metas must match the graph's;
   /// the caller's guards ensure it). Returns the graph outputs.
   std::vector<Tensor> run(const std::vector<Tensor>& inputs);
+  /// Same, taking the inputs over (`inputs` is left empty): each is released after its
+  /// last use, so a value nobody else holds is freed during the run.
+  std::vector<Tensor> run(std::vector<Tensor>&& inputs);
+  /// false: every planned buffer is allocated when its value is made and freed after its
+  /// last use (through the caching allocator, as eager mode does) instead of living in the
+  /// arena for the whole run. The backward program of a training step runs so: its inputs
+  /// (the saved values) are freed as it consumes them, and its peak memory is eager's.
+  void set_use_arena(bool on) { use_arena_ = on; }
 
   const ir::Graph& graph() const { return graph_; }
   const MemoryPlan& plan() const { return plan_; }
@@ -62,6 +70,8 @@ class Executor {
   std::vector<bool> per_call_;   // value roots allocated each call (graph outputs alias them)
   std::vector<int64_t> buffer_offset_;
   Tensor arena_;
+  bool use_arena_ = true;
+  std::vector<std::vector<int>> release_after_;  // per node position: values to drop after it
   bool profiling_ = false;
   std::vector<NodeProfile> profile_;
   NodeCallback node_callback_;
