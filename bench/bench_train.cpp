@@ -117,7 +117,9 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "bench_train: no training program after the compiled steps\n");
       return 1;
     }
-    const int64_t fwd_arena = p->forward->plan().arena_bytes, bwd_arena = p->backward->plan().arena_bytes;
+    // Arenas the programs take per run (the backward allocates per value instead: 0).
+    auto arena_of = [](const tandem::runtime::Executor& e) { return e.uses_arena() ? e.plan().arena_bytes : 0; };
+    const int64_t fwd_arena = arena_of(*p->forward), bwd_arena = arena_of(*p->backward);
     std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena + bwd_arena));
     std::printf("train_arena_forward/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena));
     std::printf("train_saved_program/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(p->saved_bytes));

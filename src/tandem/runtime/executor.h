@@ -45,6 +45,8 @@ class Executor {
   /// arena for the whole run. The backward program of a training step runs so: its inputs
   /// (the saved values) are freed as it consumes them, and its peak memory is eager's.
   void set_use_arena(bool on) { use_arena_ = on; }
+  /// Whether runs use the arena (plan().arena_bytes) or allocate per value.
+  bool uses_arena() const { return use_arena_; }
 
   const ir::Graph& graph() const { return graph_; }
   const MemoryPlan& plan() const { return plan_; }
