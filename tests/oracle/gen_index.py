@@ -9,7 +9,7 @@ topk, kthvalue) and NaN with unique's inverse/counts (PyTorch 1.13 miscounts the
 import os
 
 import torch
-from oracle_lib import CaseWriter, attr, scalar
+from oracle_lib import DTYPES, CaseWriter, attr, rnd, scalar
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "data", "oracle", "index.json")
 torch.manual_seed(0)
@@ -18,20 +18,7 @@ w = CaseWriter()
 ALL = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
        torch.float16, torch.bfloat16, torch.float32, torch.float64]
 NUMERIC = [d for d in ALL if d != torch.bool]
-NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
-         torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
-         torch.float64: "float64"}
 nan, inf = float("nan"), float("inf")
-
-
-def rnd(shape, dtype=torch.float32):
-    if dtype == torch.bool:
-        return torch.rand(shape) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape).to(dtype)
-    if dtype == torch.uint8:
-        return torch.randint(0, 200, shape, dtype=dtype)
-    return torch.randint(-100, 100, shape).to(dtype)
 
 
 def distinct(shape, dtype=torch.float32):
@@ -61,7 +48,7 @@ def none():
 
 # ---------------------------------------------------------------------------- cat / stack
 for dt in ALL:
-    w.add(f"cat/dim0/{NAMES[dt]}", "cat", [rnd((2, 3), dt), rnd((1, 3), dt)], [a(0)], lambda x, y: torch.cat([x, y], 0))
+    w.add(f"cat/dim0/{DTYPES[dt]}", "cat", [rnd((2, 3), dt), rnd((1, 3), dt)], [a(0)], lambda x, y: torch.cat([x, y], 0))
 w.add("cat/dim1_neg", "cat", [rnd((2, 3)), rnd((2, 1)), rnd((2, 2))], [a(-1)], lambda *t: torch.cat(t, -1))
 w.add("cat/three_d_mid", "cat", [rnd((2, 1, 3)), rnd((2, 2, 3))], [a(1)], lambda *t: torch.cat(t, 1))
 w.add("cat/transposed", "cat", [(rnd((3, 2)), "transposed"), (rnd((3, 4)), "strided")], [a(1)], lambda *t: torch.cat(t, 1))
@@ -100,7 +87,7 @@ w.add("hstack/err_empty", "hstack", [], [], error="ValueError")
 # ---------------------------------------------------------------------------- gather
 x = rnd((3, 4))
 for dt in ALL:
-    w.add(f"gather/dim1/{NAMES[dt]}", "gather", [rnd((3, 4), dt), L([[0, 3], [2, 2], [1, 0]])], [a(1), a(False)],
+    w.add(f"gather/dim1/{DTYPES[dt]}", "gather", [rnd((3, 4), dt), L([[0, 3], [2, 2], [1, 0]])], [a(1), a(False)],
           lambda s, i: torch.gather(s, 1, i))
 w.add("gather/dim0_smaller_index", "gather", [x, L([[2, 0, 1]])], [a(0), a(False)], lambda s, i: torch.gather(s, 0, i))
 w.add("gather/neg_dim", "gather", [x, L([[3], [0], [1]])], [a(-1), a(False)], lambda s, i: torch.gather(s, -1, i))
@@ -126,7 +113,7 @@ w.add("gather/err_dim", "gather", [x, L([[0]])], [a(2), a(False)], error="IndexE
 # ---------------------------------------------------------------------------- scatter family
 idx = L([[0, 3], [2, 2], [1, 0]])
 for dt in ALL:
-    w.add(f"scatter/src/{NAMES[dt]}", "scatter", [rnd((3, 4), dt), L([[0, 3], [2, 1], [1, 0]]), rnd((3, 2), dt)],
+    w.add(f"scatter/src/{DTYPES[dt]}", "scatter", [rnd((3, 4), dt), L([[0, 3], [2, 1], [1, 0]]), rnd((3, 2), dt)],
           [a(1), None], lambda s, i, v: s.scatter(1, i, v))
 w.add("scatter/value_int_into_float", "scatter", [rnd((3, 4)), idx, None], [a(1), attr(2, "scalar")],
       lambda s, i, v: s.scatter(1, i, 2))
@@ -160,7 +147,7 @@ w.add("scatter/err_index_exceeds_self", "scatter", [rnd((2, 3)), torch.zeros(3, 
 w.add("scatter/err_dim", "scatter", [rnd((2, 3)), L([[0]]), rnd((1, 1))], [a(2), None], error="IndexError")
 
 for dt in ALL:
-    w.add(f"scatter_add/{NAMES[dt]}", "scatter_add", [rnd((2, 3), dt), L([[0, 0, 2], [2, 1, 1]]), rnd((2, 3), dt)],
+    w.add(f"scatter_add/{DTYPES[dt]}", "scatter_add", [rnd((2, 3), dt), L([[0, 0, 2], [2, 1, 1]]), rnd((2, 3), dt)],
           [a(1)], lambda s, i, v: s.scatter_add(1, i, v))
 w.add("scatter_add/src_bigger", "scatter_add", [rnd((2, 3)), L([[0, 0], [2, 1]]), rnd((2, 5))], [a(1)],
       lambda s, i, v: s.scatter_add(1, i, v))
@@ -206,7 +193,7 @@ w.add("scatter_reduce/err_oob", "scatter_reduce", [sr_self, L([4]), sr_src], [a(
 
 # ---------------------------------------------------------------------------- index_select / index_add
 for dt in ALL:
-    w.add(f"index_select/dim0/{NAMES[dt]}", "index_select", [rnd((4, 3), dt), L([3, 0, 0])], [a(0)],
+    w.add(f"index_select/dim0/{DTYPES[dt]}", "index_select", [rnd((4, 3), dt), L([3, 0, 0])], [a(0)],
           lambda s, i: s.index_select(0, i))
 w.add("index_select/dim1_int32", "index_select", [rnd((2, 4)), torch.tensor([3, 1], dtype=torch.int32)], [a(1)],
       lambda s, i: s.index_select(1, i))
@@ -225,7 +212,7 @@ w.add("index_select/err_float_index", "index_select", [rnd((5,)), torch.tensor([
 w.add("index_select/err_dim", "index_select", [rnd((5,)), L([1])], [a(1)], error="IndexError")
 
 for dt in ALL:
-    w.add(f"index_add/dim0/{NAMES[dt]}", "index_add", [rnd((4, 2), dt), L([3, 0, 3]), rnd((3, 2), dt)],
+    w.add(f"index_add/dim0/{DTYPES[dt]}", "index_add", [rnd((4, 2), dt), L([3, 0, 3]), rnd((3, 2), dt)],
           [a(0), attr(1, "scalar")], lambda s, i, v: s.index_add(0, i, v))
 w.add("index_add/alpha_float", "index_add", [rnd((3,)), L([1, 1]), rnd((2,))], [a(0), attr(2.5, "scalar")],
       lambda s, i, v: s.index_add(0, i, v, alpha=2.5))
@@ -254,7 +241,7 @@ w.add("index_add/err_source_ndim", "index_add", [rnd((3, 2)), L([0, 1]), rnd((2,
 # ---------------------------------------------------------------------------- advanced indexing (aten::index)
 x3 = rnd((3, 4, 5))
 for dt in ALL:
-    w.add(f"index/one_index/{NAMES[dt]}", "index", [rnd((3, 4), dt), L([2, 0, -1])], [], lambda s, i: s[i])
+    w.add(f"index/one_index/{DTYPES[dt]}", "index", [rnd((3, 4), dt), L([2, 0, -1])], [], lambda s, i: s[i])
 w.add("index/adjacent_keeps_place", "index", [x3, None, L([[0, 3], [1, 1]])], [], lambda s, n, i: s[:, i])
 w.add("index/two_adjacent", "index", [x3, None, L([0, 3]), L([4, 1])], [], lambda s, n, i, j: s[:, i, j])
 w.add("index/separated_goes_first", "index", [x3, L([0, 2]), None, L([1, 0])], [], lambda s, i, n, j: s[i, :, j])
@@ -291,7 +278,7 @@ w.add("index_put/err_broadcast_indices", "index_put", [rnd((3, 3)), rnd((1,)), L
 
 # ---------------------------------------------------------------------------- index_put
 for dt in ALL:
-    w.add(f"index_put/one_index/{NAMES[dt]}", "index_put", [rnd((4, 2), dt), rnd((2, 2), dt), L([3, -4])], [a(False)],
+    w.add(f"index_put/one_index/{DTYPES[dt]}", "index_put", [rnd((4, 2), dt), rnd((2, 2), dt), L([3, -4])], [a(False)],
           lambda s, v, i: s.index_put((i,), v))
 w.add("index_put/broadcast_values", "index_put", [rnd((4, 3)), rnd((3,)), L([0, 2])], [a(False)],
       lambda s, v, i: s.index_put((i,), v))
@@ -337,7 +324,7 @@ w.add("index_put/err_mask_shape", "index_put", [rnd((3,)), rnd((1,)), B([True, F
 # ---------------------------------------------------------------------------- masks
 mask23 = B([[True, False, True], [False, True, True]])
 for dt in ALL:
-    w.add(f"masked_fill/scalar/{NAMES[dt]}", "masked_fill", [rnd((2, 3), dt), mask23, None], [attr(1, "scalar")],
+    w.add(f"masked_fill/scalar/{DTYPES[dt]}", "masked_fill", [rnd((2, 3), dt), mask23, None], [attr(1, "scalar")],
           lambda s, m, v: s.masked_fill(m, 1))
 w.add("masked_fill/broadcast_out", "masked_fill", [rnd((3,)), mask23, None], [attr(-2.5, "scalar")],
       lambda s, m, v: s.masked_fill(m, -2.5))
@@ -386,7 +373,7 @@ w.add("masked_fill/err_broadcast", "masked_fill", [rnd((3,)), B([True, False]), 
 w.add("masked_fill/err_no_value", "masked_fill", [rnd((3,)), B([True, False, True]), None], [None], error="ValueError")
 
 for dt in ALL:
-    w.add(f"masked_select/{NAMES[dt]}", "masked_select", [rnd((2, 3), dt), mask23], [], lambda s, m: s.masked_select(m))
+    w.add(f"masked_select/{DTYPES[dt]}", "masked_select", [rnd((2, 3), dt), mask23], [], lambda s, m: s.masked_select(m))
 w.add("masked_select/broadcast", "masked_select", [torch.arange(3), mask23], [], lambda s, m: s.masked_select(m))
 w.add("masked_select/broadcast_mask", "masked_select", [(rnd((3, 2)), "transposed"), B([False, True])], [],
       lambda s, m: s.masked_select(m))
@@ -399,7 +386,7 @@ w.add("masked_select/err_broadcast", "masked_select", [rnd((3,)), B([True, False
 w.add("masked_select/err_mask_dtype", "masked_select", [rnd((3,)), L([1, 0, 1])], [], error="TypeError")
 
 for dt in ALL:
-    w.add(f"masked_scatter/{NAMES[dt]}", "masked_scatter", [rnd((2, 3), dt), mask23, rnd((2, 5), dt)], [],
+    w.add(f"masked_scatter/{DTYPES[dt]}", "masked_scatter", [rnd((2, 3), dt), mask23, rnd((2, 5), dt)], [],
           lambda s, m, v: s.masked_scatter(m, v))
 w.add("masked_scatter/broadcast", "masked_scatter", [rnd((3,)), mask23, rnd((4,))], [], lambda s, m, v: s.masked_scatter(m, v))
 w.add("masked_scatter/transposed", "masked_scatter", [(rnd((3, 2)), "transposed"), B([[True, False], [True, True], [False, True]]),
@@ -413,7 +400,7 @@ w.add("masked_scatter/err_mask_dtype", "masked_scatter", [rnd((3,)), L([1, 0, 1]
 w.add("masked_scatter/err_broadcast", "masked_scatter", [rnd((3,)), B([True, False]), rnd((3,))], [], error="ShapeError")
 
 for dt in ALL:
-    w.add(f"nonzero/{NAMES[dt]}", "nonzero", [rnd((3, 4), dt) * (torch.rand(3, 4) > 0.5).to(dt)], [],
+    w.add(f"nonzero/{DTYPES[dt]}", "nonzero", [rnd((3, 4), dt) * (torch.rand(3, 4) > 0.5).to(dt)], [],
           lambda s: torch.nonzero(s))
 w.add("nonzero/nan_and_negzero", "nonzero", [torch.tensor([nan, 0., -0., 1.])], [], lambda s: torch.nonzero(s))
 w.add("nonzero/3d_transposed", "nonzero", [(torch.randint(0, 2, (2, 3, 2)), "transposed")], [], lambda s: torch.nonzero(s))
@@ -482,7 +469,7 @@ w.add("repeat_interleave/err_output_size_int", "repeat_interleave", [rnd((2,)), 
 
 # ---------------------------------------------------------------------------- flip, roll, tril, triu
 for dt in [torch.bool, torch.int16, torch.float16, torch.float64]:
-    w.add(f"flip/{NAMES[dt]}", "flip", [rnd((2, 3), dt)], [a([0, 1])], lambda s: s.flip(0, 1))
+    w.add(f"flip/{DTYPES[dt]}", "flip", [rnd((2, 3), dt)], [a([0, 1])], lambda s: s.flip(0, 1))
 w.add("flip/one_dim_transposed", "flip", [(rnd((3, 4)), "transposed")], [a([-1])], lambda s: s.flip(-1))
 w.add("flip/3d_mid", "flip", [(rnd((2, 3, 4)), "strided")], [a([1])], lambda s: s.flip(1))
 w.add("flip/expanded", "flip", [(rnd((1, 3)), "expanded", (2, 3))], [a([0, 1])], lambda s: s.flip(0, 1))
@@ -517,8 +504,8 @@ for op in ["tril", "triu"]:
 
 # ---------------------------------------------------------------------------- sort, argsort, topk, kthvalue
 for dt in NUMERIC:
-    w.add(f"sort/{NAMES[dt]}", "sort", [distinct((3, 5), dt)], [a(-1), a(False), a(False)], lambda s: torch.sort(s))
-    w.add(f"sort/desc/{NAMES[dt]}", "sort", [distinct((3, 5), dt)], [a(0), a(True), a(False)],
+    w.add(f"sort/{DTYPES[dt]}", "sort", [distinct((3, 5), dt)], [a(-1), a(False), a(False)], lambda s: torch.sort(s))
+    w.add(f"sort/desc/{DTYPES[dt]}", "sort", [distinct((3, 5), dt)], [a(0), a(True), a(False)],
           lambda s: torch.sort(s, 0, descending=True))
 w.add("sort/bool_stable", "sort", [B([True, False, True, False])], [a(0), a(False), a(True)],
       lambda s: torch.sort(s, stable=True))
@@ -539,7 +526,7 @@ w.add("argsort/stable_ties", "argsort", [L([1, 0, 1, 0])], [a(0), a(False), a(Tr
       lambda s: torch.argsort(s, stable=True))
 
 for dt in [torch.uint8, torch.int8, torch.int32, torch.int64, torch.float32, torch.float64]:
-    w.add(f"topk/{NAMES[dt]}", "topk", [distinct((3, 5), dt)], [a(2), a(-1), a(True), a(True)], lambda s: torch.topk(s, 2))
+    w.add(f"topk/{DTYPES[dt]}", "topk", [distinct((3, 5), dt)], [a(2), a(-1), a(True), a(True)], lambda s: torch.topk(s, 2))
 w.add("topk/smallest_dim0", "topk", [(distinct((4, 3)), "transposed")], [a(3), a(0), a(False), a(True)],
       lambda s: torch.topk(s, 3, 0, largest=False))
 w.add("topk/nan_largest", "topk", [torch.tensor([3., nan, 1., 5.])], [a(2), a(0), a(True), a(True)],
@@ -554,7 +541,7 @@ w.add("topk/err_k_neg", "topk", [rnd((2,))], [a(-1), a(0), a(True), a(True)], er
 w.add("topk/err_bool", "topk", [B([True, False])], [a(1), a(0), a(True), a(True)], error="TypeError")
 
 for dt in [torch.uint8, torch.int16, torch.int64, torch.float32, torch.float64]:
-    w.add(f"kthvalue/{NAMES[dt]}", "kthvalue", [distinct((3, 5), dt)], [a(2), a(-1), a(False)],
+    w.add(f"kthvalue/{DTYPES[dt]}", "kthvalue", [distinct((3, 5), dt)], [a(2), a(-1), a(False)],
           lambda s: torch.kthvalue(s, 2))
 w.add("kthvalue/keepdim_dim0", "kthvalue", [(distinct((3, 4)), "transposed")], [a(3), a(0), a(True)],
       lambda s: torch.kthvalue(s, 3, 0, True))
@@ -577,7 +564,7 @@ def uniq(**kw):
 
 for dt in [torch.bool, torch.uint8, torch.int32, torch.int64, torch.float32, torch.float64]:
     vals = rnd((4, 5), dt) if dt == torch.bool else torch.randint(-3 if dt != torch.uint8 else 0, 3, (4, 5)).to(dt)
-    w.add(f"unique/{NAMES[dt]}", "unique", [vals],
+    w.add(f"unique/{DTYPES[dt]}", "unique", [vals],
           [a(True), a(True), a(True), None], uniq())
 w.add("unique/flags_off", "unique", [L([3, 1, 2, 1, 3])], [a(True), a(False), a(False), None], uniq())
 w.add("unique/transposed", "unique", [(torch.randint(0, 4, (3, 4)), "transposed")], [a(True), a(True), a(True), None],

@@ -15,7 +15,7 @@ the result as nondeterministic).
 import os
 
 import torch
-from oracle_lib import CaseWriter, attr
+from oracle_lib import DTYPES, CaseWriter, attr, rnd
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "data", "oracle", "more_ops.json")
 torch.manual_seed(0)
@@ -24,20 +24,7 @@ w = CaseWriter()
 ALL = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
        torch.float16, torch.bfloat16, torch.float32, torch.float64]
 NUMERIC = [d for d in ALL if d != torch.bool]
-NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
-         torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
-         torch.float64: "float64"}
 nan, inf = float("nan"), float("inf")
-
-
-def rnd(shape, dtype=torch.float32):
-    if dtype == torch.bool:
-        return torch.rand(shape) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape).to(dtype)
-    if dtype == torch.uint8:
-        return torch.randint(0, 200, shape, dtype=dtype)
-    return torch.randint(-100, 100, shape).to(dtype)
 
 
 def small_ints(shape, dtype, hi=4):
@@ -95,8 +82,8 @@ def close_attrs(rtol=1e-5, atol=1e-8, equal_nan=False):
 
 for dt in ALL:
     x = rnd((3, 4), dt)
-    w.add(f"isclose/default/{NAMES[dt]}", "isclose", [x, near(x)], close_attrs(), isclose())
-    w.add(f"isclose/loose/{NAMES[dt]}", "isclose", [x, near(x)], close_attrs(1e-2, 0.5), isclose(1e-2, 0.5))
+    w.add(f"isclose/default/{DTYPES[dt]}", "isclose", [x, near(x)], close_attrs(), isclose())
+    w.add(f"isclose/loose/{DTYPES[dt]}", "isclose", [x, near(x)], close_attrs(1e-2, 0.5), isclose(1e-2, 0.5))
 w.add("isclose/broadcast", "isclose", [rnd((2, 3)), rnd((3,))], close_attrs(0.5, 0.5), isclose(0.5, 0.5))
 x = rnd((3, 4))
 w.add("isclose/transposed_expanded", "isclose", [(x, "transposed"), (near(x)[:1], "expanded", (3, 4))],
@@ -169,7 +156,7 @@ w.add("equal/0d", "equal", [torch.tensor(3), torch.tensor(3)], [], equal)
 # ---------------------------------------------------------------------------- diag, diag_embed
 for dt in ALL:
     # PyTorch 1.13 has no CPU float16 diag; tandem has (a copy either way): float32 oracle.
-    w.add(f"diag/vector/{NAMES[dt]}", "diag", [rnd((3,), dt)], [a(0)],
+    w.add(f"diag/vector/{DTYPES[dt]}", "diag", [rnd((3,), dt)], [a(0)],
           lambda t: torch.diag(t.float()).to(t.dtype) if t.dtype == torch.float16 else torch.diag(t))
 for k in (2, -1):
     w.add(f"diag/vector_offset_{k}", "diag", [rnd((3,))], [a(k)], lambda t, k=k: torch.diag(t, k))
@@ -184,7 +171,7 @@ w.add("diag/err_3d", "diag", [rnd((2, 2, 2))], [a(0)], error="ShapeError")
 w.add("diag/err_0d", "diag", [torch.tensor(1.0)], [a(0)], error="ShapeError")
 
 for dt in ALL:
-    w.add(f"diag_embed/default/{NAMES[dt]}", "diag_embed", [rnd((2, 3), dt)], [a(0), a(-2), a(-1)],
+    w.add(f"diag_embed/default/{DTYPES[dt]}", "diag_embed", [rnd((2, 3), dt)], [a(0), a(-2), a(-1)],
           lambda t: torch.diag_embed(t))
 w.add("diag_embed/1d", "diag_embed", [rnd((3,))], [a(0), a(-2), a(-1)], lambda t: torch.diag_embed(t))
 w.add("diag_embed/offset1_dims02", "diag_embed", [rnd((2, 3))], [a(1), a(0), a(2)], lambda t: torch.diag_embed(t, 1, 0, 2))
@@ -202,7 +189,7 @@ w.add("diag_embed/err_dim_range", "diag_embed", [rnd((2, 3))], [a(0), a(3), a(0)
 
 # ---------------------------------------------------------------------------- take
 for dt in ALL:
-    w.add(f"take/{NAMES[dt]}", "take", [rnd((3, 4), dt), L([[0, 11], [5, 5], [-1, -12]])], [],
+    w.add(f"take/{DTYPES[dt]}", "take", [rnd((3, 4), dt), L([[0, 11], [5, 5], [-1, -12]])], [],
           lambda t, i: torch.take(t, i))
 w.add("take/transposed_self", "take", [(rnd((4, 3)), "transposed"), L([0, 1, 2, 3, 4, 11])], [], lambda t, i: torch.take(t, i))
 w.add("take/strided_index", "take", [rnd((2, 3)), (L([5, 0, 4, 1, 3, 2]), "strided")], [], lambda t, i: torch.take(t, i))
@@ -219,7 +206,7 @@ w.add("take/err_float_index", "take", [rnd((2, 3)), F([1.0])], [], error="TypeEr
 
 # ---------------------------------------------------------------------------- index_copy
 for dt in ALL:
-    w.add(f"index_copy/dim0/{NAMES[dt]}", "index_copy", [rnd((4, 3), dt), L([3, 0]), rnd((2, 3), dt)], [a(0)],
+    w.add(f"index_copy/dim0/{DTYPES[dt]}", "index_copy", [rnd((4, 3), dt), L([3, 0]), rnd((2, 3), dt)], [a(0)],
           lambda t, i, v: t.index_copy(0, i, v))
 w.add("index_copy/dim1", "index_copy", [rnd((2, 5)), L([4, 1, 2]), rnd((2, 3))], [a(1)], lambda t, i, v: t.index_copy(1, i, v))
 w.add("index_copy/neg_dim_3d", "index_copy", [rnd((2, 3, 4)), L([1, 3]), rnd((2, 3, 2))], [a(-1)],
@@ -250,7 +237,7 @@ w.add("index_copy/err_dim", "index_copy", [rnd((3, 2)), L([0]), rnd((1, 2))], [a
 # ---------------------------------------------------------------------------- index_fill
 for dt in ALL:
     v = True if dt == torch.bool else 3
-    w.add(f"index_fill/dim0/{NAMES[dt]}", "index_fill", [rnd((4, 3), dt), L([3, 0])], [a(0), s(v)],
+    w.add(f"index_fill/dim0/{DTYPES[dt]}", "index_fill", [rnd((4, 3), dt), L([3, 0])], [a(0), s(v)],
           lambda t, i, v=v: t.index_fill(0, i, v))
 w.add("index_fill/dim1_negative_index", "index_fill", [rnd((2, 5)), L([-1, 1, -5])], [a(1), s(-2.5)],
       lambda t, i: t.index_fill(1, i, -2.5))
@@ -278,7 +265,7 @@ w.add("index_fill/err_dim", "index_fill", [rnd((3, 2)), L([1])], [a(-3), s(2)], 
 
 # ---------------------------------------------------------------------------- logcumsumexp
 for dt in (torch.float32, torch.float64, torch.bfloat16):
-    w.add(f"logcumsumexp/dim1/{NAMES[dt]}", "logcumsumexp", [rnd((3, 5), dt)], [a(1)], lambda t: torch.logcumsumexp(t, 1))
+    w.add(f"logcumsumexp/dim1/{DTYPES[dt]}", "logcumsumexp", [rnd((3, 5), dt)], [a(1)], lambda t: torch.logcumsumexp(t, 1))
 w.add("logcumsumexp/dim0_3d", "logcumsumexp", [rnd((4, 2, 3))], [a(0)], lambda t: torch.logcumsumexp(t, 0))
 w.add("logcumsumexp/neg_dim_transposed", "logcumsumexp", [(rnd((5, 3)), "transposed")], [a(-1)],
       lambda t: torch.logcumsumexp(t, -1))
@@ -299,8 +286,8 @@ w.add("logcumsumexp/err_dim", "logcumsumexp", [rnd((2, 2))], [a(2)], error="Inde
 
 # ---------------------------------------------------------------------------- median
 for dt in [d for d in NUMERIC if d != torch.float16]:
-    w.add(f"median/odd/{NAMES[dt]}", "median", [rnd((3, 5), dt)], [], lambda t: torch.median(t))
-    w.add(f"median/even/{NAMES[dt]}", "median", [rnd((2, 4), dt)], [], lambda t: torch.median(t))
+    w.add(f"median/odd/{DTYPES[dt]}", "median", [rnd((3, 5), dt)], [], lambda t: torch.median(t))
+    w.add(f"median/even/{DTYPES[dt]}", "median", [rnd((2, 4), dt)], [], lambda t: torch.median(t))
 w.add("median/ties", "median", [F([2.0, 1.0, 2.0, 2.0, 3.0, 1.0])], [], lambda t: torch.median(t))
 w.add("median/nan", "median", [F([3.0, nan, 2.0, 4.0])], [], lambda t: torch.median(t))
 w.add("median/inf", "median", [F([inf, -inf, 2.0, inf])], [], lambda t: torch.median(t))
@@ -313,7 +300,7 @@ w.add("median/err_half", "median", [F([1.0], torch.float16)], [], error="TypeErr
 w.add("median/err_empty_int", "median", [torch.zeros(0, dtype=torch.long)], [], error="IndexError")
 
 for dt in [d for d in NUMERIC if d != torch.float16]:
-    w.add(f"median_dim/distinct/{NAMES[dt]}", "median_dim", [distinct((3, 5), dt)], [a(1), a(False)],
+    w.add(f"median_dim/distinct/{DTYPES[dt]}", "median_dim", [distinct((3, 5), dt)], [a(1), a(False)],
           lambda t: torch.median(t, 1))
 w.add("median_dim/even_keepdim_dim0", "median_dim", [distinct((4, 3))], [a(0), a(True)], lambda t: torch.median(t, 0, True))
 w.add("median_dim/transposed", "median_dim", [(distinct((5, 3)), "transposed")], [a(-1), a(False)],
@@ -336,7 +323,7 @@ w.add("median_dim/err_dim", "median_dim", [rnd((2, 2))], [a(2), a(False)], error
 # Lines of at most 16 elements: PyTorch's std::sort is an insertion sort there, so its
 # index is the highest position of the mode value, which tandem returns.
 for dt in ALL:
-    w.add(f"mode/{NAMES[dt]}", "mode", [small_ints((3, 8), dt)], [a(-1), a(False)], lambda t: torch.mode(t, -1))
+    w.add(f"mode/{DTYPES[dt]}", "mode", [small_ints((3, 8), dt)], [a(-1), a(False)], lambda t: torch.mode(t, -1))
 w.add("mode/freq_tie_smallest_value", "mode", [L([1, 2, 2, 3, 3, 1, 1, 3])], [a(0), a(False)], lambda t: torch.mode(t, 0))
 w.add("mode/all_distinct", "mode", [F([5.0, 4.0, 6.0])], [a(0), a(False)], lambda t: torch.mode(t, 0))
 w.add("mode/keepdim_dim0", "mode", [F([[1.0, 2.0, 2.0], [3.0, 3.0, 1.0], [1.0, 3.0, 1.0]])], [a(0), a(True)],
@@ -359,7 +346,7 @@ w.add("unfold/gaps", "unfold", [x7], [a(0), a(2), a(3)], lambda t: t.unfold(0, 2
 w.add("unfold/full", "unfold", [x7], [a(0), a(7), a(1)], lambda t: t.unfold(0, 7, 1))
 w.add("unfold/size0", "unfold", [x7], [a(0), a(0), a(2)], lambda t: t.unfold(0, 0, 2))
 for dt in ALL:
-    w.add(f"unfold/2d_dim1/{NAMES[dt]}", "unfold", [rnd((3, 5), dt)], [a(1), a(2), a(1)], lambda t: t.unfold(1, 2, 1))
+    w.add(f"unfold/2d_dim1/{DTYPES[dt]}", "unfold", [rnd((3, 5), dt)], [a(1), a(2), a(1)], lambda t: t.unfold(1, 2, 1))
 w.add("unfold/2d_dim0", "unfold", [rnd((5, 2))], [a(0), a(3), a(2)], lambda t: t.unfold(0, 3, 2))
 w.add("unfold/3d_neg_dim", "unfold", [rnd((2, 3, 6))], [a(-2), a(2), a(1)], lambda t: t.unfold(-2, 2, 1))
 w.add("unfold/transposed", "unfold", [(rnd((5, 3)), "transposed")], [a(1), a(2), a(2)], lambda t: t.unfold(1, 2, 2))

@@ -14,7 +14,7 @@ self that writes one element twice (stride 0, overlapping windows) is an error i
 import os
 
 import torch
-from oracle_lib import CaseWriter, attr
+from oracle_lib import DTYPES, CaseWriter, attr, rnd
 
 OUT = os.path.join(os.path.dirname(__file__), "..", "data", "oracle", "view_scatter.json")
 torch.manual_seed(0)
@@ -22,19 +22,6 @@ w = CaseWriter()
 
 ALL = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64,
        torch.float16, torch.bfloat16, torch.float32, torch.float64]
-NAMES = {torch.bool: "bool", torch.uint8: "uint8", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
-         torch.int64: "int64", torch.float16: "float16", torch.bfloat16: "bfloat16", torch.float32: "float32",
-         torch.float64: "float64"}
-
-
-def rnd(shape, dtype=torch.float32):
-    if dtype == torch.bool:
-        return torch.rand(shape) > 0.5
-    if dtype.is_floating_point:
-        return torch.randn(shape).to(dtype)
-    if dtype == torch.uint8:
-        return torch.randint(0, 200, shape, dtype=dtype)
-    return torch.randint(-100, 100, shape).to(dtype)
 
 
 def a(v):
@@ -56,7 +43,7 @@ def slice_fn(dim=0, start=None, end=None, step=1):
 
 
 for dt in ALL:
-    w.add(f"slice_scatter/rows/{NAMES[dt]}", "slice_scatter", [rnd((4, 3), dt), rnd((2, 3), dt)], slice_attrs(0, 1, 3),
+    w.add(f"slice_scatter/rows/{DTYPES[dt]}", "slice_scatter", [rnd((4, 3), dt), rnd((2, 3), dt)], slice_attrs(0, 1, 3),
           slice_fn(0, 1, 3))
 w.add("slice_scatter/step", "slice_scatter", [rnd((3, 7)), rnd((3, 3))], slice_attrs(1, None, None, 3),
       slice_fn(1, None, None, 3))
@@ -88,7 +75,7 @@ w.add("slice_scatter/err_dim", "slice_scatter", [rnd((4, 3)), rnd((4, 3))], slic
 
 # ---------------------------------------------------------------------------- select_scatter
 for dt in ALL:
-    w.add(f"select_scatter/row/{NAMES[dt]}", "select_scatter", [rnd((3, 4), dt), rnd((4,), dt)], [a(0), a(1)],
+    w.add(f"select_scatter/row/{DTYPES[dt]}", "select_scatter", [rnd((3, 4), dt), rnd((4,), dt)], [a(0), a(1)],
           lambda x, s: torch.select_scatter(x, s, 0, 1))
 w.add("select_scatter/negative_index", "select_scatter", [rnd((3, 4)), rnd((3,))], [a(1), a(-1)],
       lambda x, s: torch.select_scatter(x, s, 1, -1))
@@ -104,7 +91,7 @@ w.add("select_scatter/err_broadcast", "select_scatter", [rnd((3, 4)), rnd((1,))]
 
 # ---------------------------------------------------------------------------- diagonal_scatter
 for dt in ALL:
-    w.add(f"diagonal_scatter/main/{NAMES[dt]}", "diagonal_scatter", [rnd((3, 4), dt), rnd((3,), dt)],
+    w.add(f"diagonal_scatter/main/{DTYPES[dt]}", "diagonal_scatter", [rnd((3, 4), dt), rnd((3,), dt)],
           [a(0), a(0), a(1)], lambda x, s: torch.diagonal_scatter(x, s))
 for off, n in [(1, 3), (2, 2), (-1, 2), (-2, 1), (4, 0)]:
     w.add(f"diagonal_scatter/offset{off}", "diagonal_scatter", [rnd((3, 4)), rnd((n,))], [a(off), a(0), a(1)],
@@ -124,7 +111,7 @@ def strided_attrs(size, stride, offset=None):
 
 
 for dt in ALL:
-    w.add(f"as_strided_scatter/block/{NAMES[dt]}", "as_strided_scatter", [rnd((3, 4), dt), rnd((2, 2), dt)],
+    w.add(f"as_strided_scatter/block/{DTYPES[dt]}", "as_strided_scatter", [rnd((3, 4), dt), rnd((2, 2), dt)],
           strided_attrs([2, 2], [4, 1], 1), lambda x, s: torch.as_strided_scatter(x, s, (2, 2), (4, 1), 1))
 w.add("as_strided_scatter/no_offset", "as_strided_scatter", [rnd((3, 4)), rnd((3,))], strided_attrs([3], [5]),
       lambda x, s: torch.as_strided_scatter(x, s, (3,), (5,)))

@@ -32,6 +32,19 @@ DTYPES = {
 }
 
 
+def rnd(shape, dtype=torch.float32):
+    """Random tensor of any dtype: standard normal floats, uint8 in [0, 200), other integers
+    in [-100, 100), bools half true (the generators that cover every dtype share it, so their
+    RNG streams and files stay as they were)."""
+    if dtype == torch.bool:
+        return torch.rand(shape) > 0.5
+    if dtype.is_floating_point:
+        return torch.randn(shape).to(dtype)
+    if dtype == torch.uint8:
+        return torch.randint(0, 200, shape, dtype=dtype)
+    return torch.randint(-100, 100, shape).to(dtype)
+
+
 def _num(v):
     if isinstance(v, bool):
         return v
