@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "tandem/tandem.h"
+#include "train.h"
 
 namespace tandem::tools {
 
@@ -66,13 +67,6 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
 }
 
 namespace {
-/// "tandem dump: " and the message, without the "[tandem dump] " the message may start with.
-std::string dump_error_text(const std::exception& e) {
-  std::string m = e.what();
-  const std::string own = "[tandem dump] ";
-  if (m.rfind(own, 0) == 0) m.erase(0, own.size());
-  return "tandem dump: " + m;
-}
 // Largest --batch: the graph does not depend on it beyond the sizes, and a huge batch
 // would only allocate a huge input tensor.
 constexpr int64_t kMaxDumpBatch = int64_t{1} << 20;
@@ -122,10 +116,10 @@ int dump_main(const std::vector<std::string>& args) {
     std::cout << dump_model_graph(model, batch, format, raw, training);
     return 0;
   } catch (const ValueError& e) {
-    std::cerr << dump_error_text(e) << "\n";
+    std::cerr << command_error_text("tandem dump", e) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << dump_error_text(e) << "\n";
+    std::cerr << command_error_text("tandem dump", e) << "\n";
     return 1;
   }
 }

@@ -72,12 +72,30 @@ void walk_flags(const std::string& cmd, const std::vector<std::string>& args, st
   }
 }
 
-/// "tandem eval: " and the message, without the "[tandem eval] " it may start with.
-std::string error_text(const std::string& cmd, const std::exception& e) {
-  std::string m = e.what();
-  const std::string own = "[" + cmd + "] ";
-  if (m.rfind(own, 0) == 0) m.erase(0, own.size());
-  return cmd + ": " + m;
+// The shape of `tandem eval` and `tandem predict`: --help/-h prints the usage (exit 0), a
+// bad command line its error (exit 2), an error while running its message (exit 1).
+template <typename Config>
+int subcommand_main(const std::string& cmd, const std::vector<std::string>& args, const std::string& usage,
+                    Config (*parse)(const std::vector<std::string>&), void (*run)(const Config&, std::ostream&)) {
+  for (const auto& a : args)
+    if (a == "--help" || a == "-h") {
+      std::cout << usage;
+      return 0;
+    }
+  Config c;
+  try {
+    c = parse(args);
+  } catch (const Error& e) {
+    std::cerr << command_error_text(cmd, e) << "\n";
+    return 2;
+  }
+  try {
+    run(c, std::cout);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << command_error_text(cmd, e) << "\n";
+    return 1;
+  }
 }
 
 /// A trained model, ready for inference, and what it was trained on.
@@ -298,25 +316,8 @@ std::string confusion_svg(const std::vector<std::vector<int64_t>>& confusion, co
 }
 
 int eval_main(const std::vector<std::string>& args) {
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::cout << eval_usage();
-      return 0;
-    }
-  EvalConfig c;
-  try {
-    c = parse_eval_args(args);
-  } catch (const Error& e) {
-    std::cerr << error_text("tandem eval", e) << "\n";
-    return 2;
-  }
-  try {
-    run_eval(c, std::cout);
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << error_text("tandem eval", e) << "\n";
-    return 1;
-  }
+  return subcommand_main<EvalConfig>("tandem eval", args, eval_usage(), parse_eval_args,
+                                     [](const EvalConfig& c, std::ostream& out) { run_eval(c, out); });
 }
 
 // ---- predict -------------------------------------------------------------------------
@@ -431,25 +432,15 @@ std::vector<Prediction> run_predict(const PredictConfig& c, std::ostream& out) {
 }
 
 int predict_main(const std::vector<std::string>& args) {
-  for (const auto& a : args)
-    if (a == "--help" || a == "-h") {
-      std::cout << predict_usage();
-      return 0;
-    }
-  PredictConfig c;
-  try {
-    c = parse_predict_args(args);
-  } catch (const Error& e) {
-    std::cerr << error_text("tandem predict", e) << "\n";
-    return 2;
-  }
-  try {
-    run_predict(c, std::cout);
-    return 0;
-  } catch (const std::exception& e) {
-    std::cerr << error_text("tandem predict", e) << "\n";
-    return 1;
-  }
+  return subcommand_main<PredictConfig>("tandem predict", args, predict_usage(), parse_predict_args,
+                                        [](const PredictConfig& c, std::ostream& out) { run_predict(c, out); });
+}
+
+std::string command_error_text(const std::string& cmd, const std::exception& e) {
+  std::string m = e.what();
+  const std::string own = "[" + cmd + "] ";
+  if (m.rfind(own, 0) == 0) m.erase(0, own.size());
+  return cmd + ": " + m;
 }
 
 }  // namespace tandem::tools

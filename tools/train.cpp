@@ -860,13 +860,7 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
 }
 
 namespace {
-/// "tandem train: " and the message, without the "[tandem train] " the message may start with.
-std::string error_text(const std::exception& e) {
-  std::string m = e.what();
-  const std::string own = "[tandem train] ";
-  if (m.rfind(own, 0) == 0) m.erase(0, own.size());
-  return "tandem train: " + m;
-}
+std::string error_text(const std::exception& e) { return command_error_text("tandem train", e); }
 }  // namespace
 
 int train_main(const std::vector<std::string>& args) {

@@ -122,6 +122,10 @@ void write_metrics_csv(const std::string& path, const std::vector<EpochMetrics>&
 /// replaced by their entities, for the SVG pictures tandem writes.
 std::string xml_escape(const std::string& s);
 
+/// What a subcommand prints for an error: "tandem eval: " and the message, without the
+/// "[tandem eval] " the message may already start with (`cmd` is "tandem eval").
+std::string command_error_text(const std::string& cmd, const std::exception& e);
+
 /// An SVG picture (two panels: train/test loss and test accuracy per epoch) of history,
 /// with `title` on top and the legend above each panel (never over the curves).
 /// Non-finite values leave a gap in the line and get a red marker labelled "nan"/"inf"
