@@ -21,15 +21,15 @@ namespace tandem {
 /// weight_decay * param, the momentum buffer becomes d on the first step
 /// (`is_first_step`) and momentum * buf + (1 - dampening) * d after, and param -= lr *
 /// (nesterov ? d + momentum * buf : buf) (d without momentum). `momentum_buffer` is
-/// undefined exactly when momentum == 0 (ValueError otherwise). `lr`: 0-d floating tensor.
+/// undefined exactly when momentum == 0 (ValueError otherwise). `lr`: a one-element floating tensor.
 void _fused_sgd_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const Tensor& lr,
                  double momentum, double dampening, double weight_decay, bool nesterov, bool maximize,
                  bool is_first_step);
 
 /// One Adam step (torch.optim.Adam, fused) on param, exp_avg, exp_avg_sq and, with
 /// amsgrad, max_exp_avg_sq (undefined otherwise; ValueError when that disagrees with
-/// `amsgrad`). `state_step`: 0-d floating tensor holding the step count after this step's
-/// increment (bias corrections 1 - beta^step); `lr`: 0-d floating tensor.
+/// `amsgrad`). `state_step`: a one-element floating tensor holding the step count after this step's
+/// increment (bias corrections 1 - beta^step); `lr`: a one-element floating tensor.
 void _fused_adam_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                   const Tensor& max_exp_avg_sq, const Tensor& state_step, const Tensor& lr, double beta1,
                   double beta2, double eps, double weight_decay, bool amsgrad, bool maximize);
