@@ -311,10 +311,10 @@ Trains a small network on Fashion-MNIST (or MNIST) and evaluates it after every 
   --model NAME         mlp (default): 784-256-128-10 with ReLU
                        cnn: conv 1->32 3x3 + ReLU + maxpool 2, conv 32->64 3x3 + ReLU +
                        maxpool 2, linear 3136->128 + ReLU, linear 128->10
-  --mode NAME          eager (default) | compiled: run the model through
-                       tandem::compile: training as a compiled forward and backward
-                       program (the optimizer step runs eagerly), evaluation as a
-                       compiled inference program; same numbers as eager, bit for bit
+  --mode NAME          eager (default) | compiled: tandem::compile the whole training
+                       step (zero_grad, forward, loss, backward, optimizer step) into
+                       one program, and evaluation into an inference program; same
+                       numbers as eager, bit for bit
   --epochs N           epochs to train (default 5); with --resume, the total to reach
   --batch-size B       examples per training batch (default 128)
   --optimizer NAME     sgd (default) | adam | adamw
@@ -665,16 +665,28 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
   }
   const bool step_per_batch = c.lr_schedule == "onecycle";
 
-  // The forward of training and evaluation: the module itself, or a compiled program of
-  // it (in training, a forward program plus a backward program on the tape, so the loss
-  // and the gradients equal eager's bitwise). Parameters and buffers are inputs of the
-  // compiled program, so the optimizer's updates are seen without recompiling; train and
-  // eval mode, and a last smaller batch, are separate signatures.
+  // One training step: zero_grad, forward, loss, backward, update; returns the loss. In
+  // compiled mode the whole step is one program (backward and the optimizer's updates
+  // included) that writes the parameters, their .grad and the optimizer state in place, so
+  // the numbers are eager's bit for bit; its first call runs eagerly (the optimizer makes
+  // its state), a last smaller batch is another signature. Evaluation runs the module, or
+  // its compiled inference program (parameters and buffers are program inputs).
+  auto eager_step = [&](const Tensor& x, const Tensor& y) {
+    opt->zero_grad();
+    Tensor loss = cross_entropy(model->forward(x), y);
+    loss.backward();
+    opt->step();
+    return loss.detach();
+  };
+  std::function<Tensor(const Tensor&, const Tensor&)> step_fn = eager_step;
   std::function<Tensor(const Tensor&)> forward_fn = [&](const Tensor& x) { return model->forward(x); };
   std::shared_ptr<nn::CompiledModule> compiled;
+  std::shared_ptr<jit::CompiledFunction> compiled_step;
   if (c.mode == "compiled") {
     compiled = compile(std::static_pointer_cast<nn::Module>(model));
     forward_fn = [&](const Tensor& x) { return (*compiled)(x); };
+    compiled_step = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{eager_step(in[0], in[1])}; });
+    step_fn = [&](const Tensor& x, const Tensor& y) { return (*compiled_step)({x, y})[0]; };
   }
 
   const auto identity = run_identity(c);
@@ -733,11 +745,22 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       << std::flush;  // shown at once even when stdout is a pipe or a file
 
   auto print_compiled_note = [&] {
-    // What compiled mode runs: its programs (training and evaluation) and their planned arena.
+    // What compiled mode runs: its programs (the training step, evaluation) and their
+    // planned arenas next to the lower bound.
+    const jit::CompiledFunction& s = *compiled_step;
+    if (s.captures() > 0) {
+      out << "compiled mode: training step " << s.num_programs() << " program(s), " << s.compiled_calls()
+          << " compiled / " << s.eager_calls() << " eager call(s)";
+      if (s.retries() > 0) out << " (" << s.retries() << " of them made the optimizer's state)";
+      for (const auto& r : s.recompile_reasons()) out << "; recompiled: " << r;
+      if (s.last_executor()) out << "; " << s.last_executor()->memory_summary();
+      out << "\n";
+    }
     const jit::CompiledFunction& f = compiled->function();
-    out << "compiled mode: " << f.num_programs() << " program(s), " << f.compiled_calls() << " compiled / "
+    out << "compiled mode: evaluation " << f.num_programs() << " program(s), " << f.compiled_calls() << " compiled / "
         << f.eager_calls() << " eager call(s); " << compiled->memory_summary() << "\n";
-    for (const auto& w : f.warnings()) out << "  note: " << w << "\n";
+    for (const auto* fn : {&s, &f})
+      for (const auto& w : fn->warnings()) out << "  note: " << w << "\n";
   };
 
   if (c.resume && start_epoch >= c.epochs) {
@@ -773,9 +796,9 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     const auto t0 = Clock::now();
     for (auto& b : train_loader) {
       ++batch;
-      opt->zero_grad();
-      Tensor loss = cross_entropy(forward_fn(b.data), b.target);
-      const double lv = loss.item<double>();
+      // The loss is checked after the step (eager mode too, so both modes print and keep
+      // the same): a non-finite loss stops before the epoch's checkpoint is written.
+      const double lv = step_fn(b.data, b.target).item<double>();
       if (!std::isfinite(lv)) {
         const double lr_now = opt->param_groups()[0].options.lr();
         const std::string what = "the training loss is " + number_text(lv) + " at epoch " + std::to_string(epoch + 1) +
@@ -790,8 +813,6 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
           warned = true;
         }
       }
-      loss.backward();
-      opt->step();
       if (sched && step_per_batch) sched->step();
       const int64_t n = b.data.size(0);
       loss_sum += lv * static_cast<double>(n);

@@ -733,3 +733,94 @@ TEST(RandomPrograms, GradientsEqualEagerBitwise) {
   EXPECT_GT(trained, n / 4);
   EXPECT_GT(compiled_both, trained / 2);  // most ran compiled, not through the eager fallback
 }
+
+// The whole step compiled on the same random programs: the function itself runs the
+// backward of a weighted loss of its outputs (the floating inputs are leaves it reads by
+// reference, as a training step reads its parameters), so the program holds forward and
+// backward and rebinds the leaves' .grad. Outputs, loss and every leaf's .grad must equal
+// eager's byte for byte; when eager raises, the compiled call raises the same error type.
+TEST(RandomPrograms, WholeStepWithBackwardInsideEqualsEagerBitwise) {
+  const auto kinds = op_kinds();
+  std::map<std::string, int> used;
+  const int n = std::max(1, num_programs() / 2);
+  const double seconds = fuzz_seconds();
+  const uint64_t first_seed = base_seed() + 900000;
+  auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+  int stepped = 0, replayed = 0;
+  for (int k = 0; seconds > 0 ? elapsed() < seconds / 2 : k < n; ++k) {
+    const uint64_t seed = first_seed + static_cast<uint64_t>(k);
+    Program p;
+    {
+      NoGradGuard ng;
+      p = generate(seed, kinds, used);
+    }
+    SCOPED_TRACE(describe(p, seed));
+    // Per mode: the leaves (floating inputs requiring grad; undefined for the others).
+    Vals leaves[2];
+    for (Vals& l : leaves) {
+      NoGradGuard ng;
+      Vals in = placed(p, 0);
+      for (const Tensor& t : in) l.push_back(is_floating_point(t.dtype()) ? t.detach().requires_grad_() : Tensor());
+    }
+    auto step = [&p, seed](const Vals& mine, const Vals& in) {
+      Vals shifted;
+      for (size_t i = 0; i < in.size(); ++i) shifted.push_back(mine[i].defined() ? mine[i] + 0.0 : in[i]);
+      Vals out = run_steps(p, shifted);
+      Tensor loss;
+      for (size_t o = 0; o < out.size(); ++o) {
+        if (!out[o].requires_grad()) continue;
+        Tensor w = randn(out[o].sizes(), out[o].dtype());  // drawn from the generator the caller seeded
+        Tensor term = (out[o] * w).sum().to(kFloat64);
+        loss = loss.defined() ? loss + term : term;
+      }
+      if (loss.defined()) loss.backward();
+      Vals res;
+      for (const Tensor& o : out) res.push_back(o.detach());
+      res.push_back(loss.defined() ? loss.detach() : zeros({}, kFloat64));
+      return res;
+    };
+    auto cf = compile([&](const Vals& in) { return step(leaves[1], in); });
+    bool done = false;
+    for (int c = 0; c < 3 && !done; ++c) {  // 0: capture, 1, 2: the program
+      Vals res[2];
+      std::string error[2];
+      for (int mode = 0; mode < 2; ++mode) {
+        for (Tensor& l : leaves[mode])
+          if (l.defined()) l.set_grad(Tensor());
+        Vals in;
+        {
+          NoGradGuard ng;
+          in = placed(p, 0);
+          for (Tensor& t : in) t = t.detach();
+        }
+        manual_seed(seed * 31);
+        try {
+          res[mode] = mode ? (*cf)(in) : step(leaves[0], in);
+        } catch (const Error& e) {
+          error[mode] = typeid(e).name();
+        }
+      }
+      ASSERT_EQ(error[1], error[0]) << "call " << c;
+      if (!error[0].empty()) {
+        done = true;
+        break;
+      }
+      ASSERT_EQ(res[0].size(), res[1].size());
+      for (size_t o = 0; o < res[0].size(); ++o) ASSERT_EQ(differs(res[0][o], res[1][o]), "") << "call " << c << ", output " << o;
+      for (size_t i = 0; i < leaves[0].size(); ++i) {
+        if (!leaves[0][i].defined()) continue;
+        const Tensor &ge = leaves[0][i].grad(), &gc = leaves[1][i].grad();
+        ASSERT_EQ(ge.defined(), gc.defined()) << "call " << c << ", .grad of leaf " << i;
+        if (ge.defined()) {
+          ASSERT_EQ(differs(ge, gc), "") << "call " << c << ", .grad of leaf " << i;
+        }
+      }
+    }
+    ++stepped;
+    if (cf->compiled_calls() == 2) ++replayed;
+  }
+  std::cout << "[random programs] whole steps of " << stepped << " programs (" << replayed
+            << " replayed the program twice) in " << elapsed() << " s\n";
+  EXPECT_GT(replayed, stepped / 2);  // most ran compiled, not through the eager fallback
+}

@@ -238,9 +238,22 @@ std::vector<Edge> root_edges(const std::vector<Tensor>& outputs, const std::vect
 
 bool detail::backward_keeps_graph() { return t_keep_graph; }
 
+namespace {
+// A backward the captured function runs is recorded like any other ops (the engine runs
+// the same backward rules through the dispatcher); capture needs its roots to know which
+// outputs' graphs it freed.
+void note_capture_backward(const std::vector<Tensor>& outputs, bool retain_graph, bool create_graph) {
+  std::vector<const void*> roots;
+  for (const Tensor& o : outputs)
+    if (o.defined()) roots.push_back(o.impl());
+  capture_state::note_user_backward(roots, retain_graph, create_graph);
+}
+}  // namespace
+
 void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
               std::optional<bool> retain_graph, bool create_graph) {
-  capture_state::note_unreplayable("backward()");
+  if (capture_state::capture_depth() > 0) [[unlikely]]
+    note_capture_backward(outputs, retain_graph.value_or(create_graph), create_graph);
   std::vector<Tensor> grads;
   auto roots = root_edges(outputs, grad_outputs, grads, "backward");
   run_graph(roots, grads, retain_graph.value_or(create_graph), create_graph, nullptr);
@@ -249,7 +262,8 @@ void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& gra
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph,
                          bool allow_unused) {
-  capture_state::note_unreplayable("autograd::grad()");
+  if (capture_state::capture_depth() > 0) [[unlikely]]
+    note_capture_backward(outputs, retain_graph.value_or(create_graph), create_graph);
   std::vector<Tensor> grads;
   auto roots = root_edges(outputs, grad_outputs, grads, "grad");
   std::vector<Capture> caps;

@@ -1,5 +1,7 @@
 #include "tandem/autograd/node.h"
 
+#include "tandem/core/capture_state.h"
+
 #include <atomic>
 
 #include "tandem/autograd/function_nodes.h"
@@ -209,6 +211,7 @@ AccumulateGrad::AccumulateGrad(Tensor leaf) : variable_(std::move(leaf)) {}
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor g = std::move(grads[0]);
   if (!g.defined()) return {};
+  capture_state::observe_grad(variable_);
   AutogradMeta& m = ensure_meta(variable_);
   if (g.dtype() != variable_.dtype()) g = g.to(variable_.dtype());
   if (!m.grad.defined()) {
@@ -216,8 +219,11 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
       m.grad = g;  // create_graph: keep the history
     } else {
       // Own the buffer: another holder (a user's tensor, another slot) must not see
-      // later in-place accumulation.
-      m.grad = g.use_count() > 1 || !g.is_contiguous() ? g.detach().clone() : g.detach();
+      // later in-place accumulation. Taken over only when it already has the layout a
+      // clone would give (row-major strides, also on size-1 dims): .grad's strides must not
+      // depend on who else holds the gradient (a compiled step's capture holds them all).
+      const bool own = g.use_count() == 1 && g.strides().equals(contiguous_strides(g.sizes()));
+      m.grad = own ? g.detach() : g.detach().clone();
     }
   } else if (is_grad_enabled()) {
     m.grad = m.grad + g;
@@ -226,7 +232,11 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     Tensor gd = m.grad;  // accumulate in place: users holding .grad see the sum
     dispatch(add_inplace, {gd, g});
   }
-  for (auto& [id, hook] : m.post_acc_hooks) hook(variable_);
+  if (!m.post_acc_hooks.empty()) {
+    // User code with effects a program would not replay (it only records ops).
+    capture_state::note_break("a post-accumulate-grad hook ran inside a compiled function");
+    for (auto& [id, hook] : m.post_acc_hooks) hook(variable_);
+  }
   return {};
 }
 

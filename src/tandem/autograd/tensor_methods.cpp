@@ -17,12 +17,13 @@ const Tensor& undefined_tensor() {
 }  // namespace
 
 const Tensor& Tensor::grad() const {
+  capture_state::observe_grad(*this);
   AutogradMeta* m = get_meta(*this);
   return m ? m->grad : undefined_tensor();
 }
 
 void Tensor::set_grad(const Tensor& g) const {
-  capture_state::note_unreplayable("assigning a tensor's .grad");
+  capture_state::observe_grad(*this);
   TANDEM_CHECK(!g.defined() || g.sizes().equals(sizes()), ShapeError, "set_grad", "assigned grad has shape ",
                g.sizes(), ", expected the tensor's shape ", sizes());
   TANDEM_CHECK(!g.defined() || g.dtype() == dtype(), TypeError, "set_grad", "assigned grad has dtype ",
@@ -52,6 +53,8 @@ void Tensor::retain_grad() const {
   // lifetime: the node only runs while the tensor's history exists.
   TensorImpl* impl = this->impl();
   m.retain_hook_id = m.grad_fn->add_pre_hook(m.output_nr, [impl](const Tensor& g) -> Tensor {
+    if (capture_state::tracing_backward() == 0)
+      capture_state::note_break("retain_grad(): the .grad of a tensor made inside a compiled function");
     auto* meta = static_cast<AutogradMeta*>(impl->autograd_meta());
     if (!meta) return Tensor();
     if (!meta->grad.defined()) meta->grad = g.detach().clone();

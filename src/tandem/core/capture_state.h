@@ -13,6 +13,8 @@
 
 namespace tandem {
 
+class Tensor;
+
 /// Raised by a strict compiled function (compile options) when capture hits a graph
 /// break; otherwise breaks only make the function run eagerly.
 class GraphBreak : public Error {
@@ -64,16 +66,59 @@ inline void note_break(const std::string& why) {
 /// then runs on traced values on purpose; a backward() the user's function calls is not).
 int& tracing_backward();
 
-/// Notes that the function did something a program cannot replay yet: a backward() or an
-/// optimizer step inside it (their .grad rebinding and direct kernel writes are not
-/// recorded), so the call completes eagerly and the signature runs eagerly with a notice.
-inline void note_unreplayable(const char* what) {
-  if (capture_depth() > 0 && tracing_backward() == 0 && break_reason().empty())
-    break_reason() = std::string(what) +
-                     " inside a compiled function is not captured yet (compiling the whole training step is "
-                     "future work): compile the model's forward (tandem::compile(module)) and call backward() "
-                     "and the optimizer outside";
+/// Why the current capture cannot be replayed although the next call's may be ("" if
+/// none): the call completes eagerly, nothing is cached, and the next call captures again.
+/// An optimizer's first step notes it (it creates its state: tensors a program would not
+/// bind); the second step is captured.
+std::string& retry_reason();
+/// Notes a retry reason (the first wins) while a capture runs; no-op otherwise.
+inline void note_retry(const std::string& why) {
+  if (capture_depth() > 0 && tracing_backward() == 0 && retry_reason().empty()) retry_reason() = why;
 }
+
+/// Work a program's caller must do before each replay because the capture could not
+/// record it as an op: an optimizer copies each group's current learning rate (which a
+/// scheduler changes as a C++ number) into the tensor its update ops read.
+struct PreRun {
+  const void* key = nullptr;      ///< identity (one action per key)
+  std::function<void()> run;
+};
+/// The actions noted by the current capture on this thread.
+std::vector<PreRun>& prerun_actions();
+/// Adds an action (once per key) while a capture runs; no-op otherwise.
+void note_prerun(const void* key, std::function<void()> run);
+
+/// Sees each read or write of a tensor's .grad while a capture runs, before it happens
+/// (Tensor::grad, Tensor::set_grad, gradient accumulation by backward): capture records
+/// the .grad each such tensor had on entry (a guard) and the one it has at the end (the
+/// program rebinds it after every replay, as eager mode's backward does).
+class GradObserver {
+ public:
+  virtual ~GradObserver() = default;
+  virtual void on_grad_access(const Tensor& owner) = 0;
+};
+/// The observer of the capture running on this thread (nullptr: none).
+GradObserver*& grad_observer();
+/// Calls the observer, if a capture runs and the access is the function's (not capture's
+/// own backward tracing).
+inline void observe_grad(const Tensor& owner) {
+  if (capture_depth() > 0 && tracing_backward() == 0) [[unlikely]]
+    if (GradObserver* o = grad_observer()) o->on_grad_access(owner);
+}
+
+/// backward() / autograd::grad() calls the captured function made (not capture's own).
+struct UserBackward {
+  int calls = 0;
+  /// Roots of calls without retain_graph (TensorImpl addresses): their graph is freed, so
+  /// a later backward through them raises in eager mode.
+  std::vector<const void*> freed_roots;
+};
+/// The current capture's record (cleared by begin_capture).
+UserBackward& user_backward();
+/// Records a backward() or autograd::grad() over `roots` while a capture runs. With
+/// retain_graph or create_graph it notes a break instead (the eager graph would outlive
+/// the call, or the gradients would carry history, which a program cannot give them).
+void note_user_backward(const std::vector<const void*>& roots, bool retain_graph, bool create_graph);
 
 /// Notes a data read from user code while capturing (see the file comment).
 inline void check_data_read(const char* what) {

@@ -1,6 +1,7 @@
 #include "tandem/jit/capture.h"
 
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tandem/autograd/engine.h"
 #include "tandem/core/capture_state.h"
@@ -10,9 +11,72 @@ namespace tandem::jit {
 
 namespace {
 
-class Tracer : public DispatchObserver {
+class Tracer : public DispatchObserver, public capture_state::GradObserver {
  public:
   Tracer(ir::Graph& g, std::vector<Tensor>& lifted) : g_(g), lifted_(lifted) {}
+
+  // The .grad each tensor had when the function first read or wrote it (finish_grads
+  // turns these into guards and rebindings).
+  void on_grad_access(const Tensor& owner) override {
+    if (!grad_seen_.insert(owner.impl()).second) return;
+    const autograd::AutogradMeta* m = autograd::get_meta(owner);
+    grad_entries_.emplace_back(owner, m ? m->grad : Tensor());
+  }
+
+  // After fn: a guard on each touched .grad as it was on entry (its identity when the
+  // program reads it, bound by reference like a lifted tensor; else whether it was
+  // defined), and a rebinding for each .grad that ends bound to another tensor.
+  void finish_grads(Capture& c, size_t n_inputs) {
+    for (const auto& [owner, entry] : grad_entries_) {
+      if (broken_) return;
+      auto it = value_of_.find(owner.impl());
+      const bool made_here = it != value_of_.end() ? g_.value(it->second).kind != ir::ValueKind::Input
+                                                   : owner.storage()->capture_id() == capture_id_;
+      const auto& gin = g_.inputs();
+      const bool is_call_input =
+          it != value_of_.end() && std::find(gin.begin(), gin.begin() + static_cast<std::ptrdiff_t>(n_inputs),
+                                             it->second) != gin.begin() + static_cast<std::ptrdiff_t>(n_inputs);
+      if (made_here || is_call_input) {
+        broken_ = true;
+        reason = made_here ? "the function used the .grad of a tensor it made itself (a program would not keep it)"
+                           : "the function used the .grad of one of its inputs (read the tensor by reference "
+                             "instead, e.g. a model's parameter, so the program can bind its .grad)";
+        return;
+      }
+      const autograd::AutogradMeta* m = autograd::get_meta(owner);
+      const Tensor final_grad = m ? m->grad : Tensor();
+      if (final_grad.defined() && final_grad.requires_grad()) {
+        broken_ = true;
+        reason = "a .grad the function set has autograd history (a program's results have none)";
+        return;
+      }
+      auto ev = entry.defined() ? value_of_.find(entry.impl()) : value_of_.end();
+      const bool read = ev != value_of_.end();
+      capture_state::StateGuard guard;
+      guard.key = owner.impl();
+      guard.what = str_cat("the .grad of a ", dtype_name(owner.dtype()), owner.sizes(), " tensor the function reads",
+                           read ? " (the same tensor: the program reads it)" : " (whether it is defined)");
+      if (read) {
+        guard.expected = reinterpret_cast<uintptr_t>(entry.impl());
+        guard.value = [owner = owner] {
+          const autograd::AutogradMeta* mm = autograd::get_meta(owner);
+          return mm && mm->grad.defined() ? static_cast<uint64_t>(reinterpret_cast<uintptr_t>(mm->grad.impl())) : 0;
+        };
+      } else {
+        guard.expected = entry.defined() ? 1 : 0;
+        guard.value = [owner = owner] {
+          const autograd::AutogradMeta* mm = autograd::get_meta(owner);
+          return static_cast<uint64_t>(mm && mm->grad.defined() ? 1 : 0);
+        };
+      }
+      capture_state::state_guards().push_back(std::move(guard));
+      if (final_grad.impl() == entry.impl()) continue;  // same binding (or undefined before and after)
+      Capture::GradBinding b;
+      b.owner = owner;
+      b.output = final_grad.defined() ? value_for(final_grad) : -1;  // a value id until outputs are set
+      c.grad_bindings.push_back(std::move(b));
+    }
+  }
 
   void bind_input(const Tensor& t, int value) {
     value_of_[t.impl()] = value;
@@ -146,6 +210,8 @@ class Tracer : public DispatchObserver {
   std::vector<Tensor>& lifted_;
   std::unordered_map<const TensorImpl*, int> value_of_;
   std::vector<Tensor> keep_;
+  std::unordered_set<const TensorImpl*> grad_seen_;
+  std::vector<std::pair<Tensor, Tensor>> grad_entries_;  // (owner, its .grad on entry)
   friend Capture capture(const TensorFn&, const std::vector<Tensor>&, const std::vector<std::string>&, bool);
   friend void trace_backward(Capture& c, Tracer& tracer, const std::vector<Tensor>& inputs);
 };
@@ -257,11 +323,44 @@ Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std
       ~EndCapture() { capture_state::end_capture(id); }
     } end{tracer.capture_id_};
     ObserverGuard og(&tracer);
+    struct GradObserverGuard {
+      capture_state::GradObserver* prev;
+      explicit GradObserverGuard(capture_state::GradObserver* o) : prev(capture_state::grad_observer()) {
+        capture_state::grad_observer() = o;
+      }
+      ~GradObserverGuard() { capture_state::grad_observer() = prev; }
+    } gog(&tracer);
     c.outputs = fn(inputs);  // eager, on real tensors: a data read gets real values
-    if (with_backward && is_grad_enabled() && !tracer.broken_ && capture_state::break_reason().empty())
+    c.user_backward = capture_state::user_backward().calls > 0;
+    // A function that ran its own backward returns results whose graph it used (or freed):
+    // no joint graph; its gradients went to .grad (recorded as ops and rebindings).
+    if (with_backward && !c.user_backward && is_grad_enabled() && !tracer.broken_ &&
+        capture_state::break_reason().empty())
       trace_backward(c, tracer, inputs);
+    if (!tracer.broken_ && capture_state::break_reason().empty()) tracer.finish_grads(c, inputs.size());
+    if (c.user_backward && !tracer.broken_) {
+      // Results that require grad: the roots of that backward (their graph is freed: a
+      // later backward raises, as eager's would) or leaves the program returns by reference.
+      const auto& freed = capture_state::user_backward().freed_roots;
+      c.freed_outputs.assign(c.outputs.size(), std::string());
+      for (size_t k = 0; k < c.outputs.size() && !tracer.broken_; ++k) {
+        const Tensor& o = c.outputs[k];
+        if (!o.defined() || !o.requires_grad()) continue;
+        const auto fn_node = o.grad_fn();
+        if (fn_node && std::find(freed.begin(), freed.end(), static_cast<const void*>(o.impl())) != freed.end()) {
+          c.freed_outputs[k] = fn_node->name();
+        } else if (fn_node) {
+          tracer.broken_ = true;
+          tracer.reason = "the function ran backward() and returns a result with autograd history other than that "
+                          "backward's root (return it detached)";
+        }
+      }
+    }
     c.state_guards = std::move(capture_state::state_guards());
     capture_state::state_guards().clear();
+    c.prerun = std::move(capture_state::prerun_actions());
+    capture_state::prerun_actions().clear();
+    c.retry_reason = capture_state::retry_reason();
   }
   if (!capture_state::break_reason().empty() && !tracer.broken_) {
     tracer.broken_ = true;
@@ -279,6 +378,12 @@ Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std
     TANDEM_CHECK(o.defined(), ValueError, "compile", "the function returned an undefined tensor");
     outs.push_back(tracer.value_for(o));
   }
+  c.num_user_outputs = outs.size();
+  for (auto& b : c.grad_bindings)
+    if (b.output >= 0) {
+      outs.push_back(b.output);
+      b.output = static_cast<int>(outs.size()) - 1;
+    }
   c.graph.set_outputs(std::move(outs));
   c.baked_constants = std::move(tracer.baked);
   c.value_tensors = std::move(tracer.values_);

@@ -43,6 +43,30 @@ struct Capture {
   /// The capturing (eager) call's tensor for each value id (undefined for none), for the
   /// eager-vs-compiled checker. A value written in place later holds its final contents.
   std::vector<Tensor> value_tensors;
+
+  // A function that runs backward() (or autograd::grad) itself, and zero_grad and an
+  // optimizer step (a whole training step): what a program must do besides its ops.
+  bool user_backward = false;   ///< the function ran a backward itself (no joint graph then)
+  /// A tensor whose .grad the call rebinds (backward's first accumulation, zero_grad with
+  /// set_to_none): after each replay, owner.grad is set to graph output `output` (-1: to
+  /// undefined). The owner is bound by reference (like a lifted tensor), or is call input
+  /// `input` (>= 0).
+  struct GradBinding {
+    Tensor owner;
+    int input = -1;
+    int output = -1;
+  };
+  std::vector<GradBinding> grad_bindings;
+  size_t num_user_outputs = 0;  ///< graph outputs [0, this) are fn's; the rest feed grad_bindings
+  /// Per output of fn: empty, or (an output a backward() inside fn ran from, which freed
+  /// its graph) the name of its backward node: a later backward through it raises, as in
+  /// eager mode.
+  std::vector<std::string> freed_outputs;
+  /// Work to do before each replay (an optimizer's learning-rate refresh).
+  std::vector<capture_state::PreRun> prerun;
+  /// Non-empty: the call cannot be replayed but the next one may be captured (an
+  /// optimizer's first step creates its state); ok stays true.
+  std::string retry_reason;
 };
 
 /// Runs fn(inputs) once, eagerly, recording it. In-place ops whose result dtype differs
@@ -54,7 +78,11 @@ struct Capture {
 /// records their backward (autograd::grad with ones as output gradients, retaining the
 /// eager graph, so the caller's own backward still works); an error raised by that
 /// backward (a saved tensor modified in place) makes the capture a graph break, so the call
-/// runs eagerly and raises where eager mode raises.
+/// runs eagerly and raises where eager mode raises. A function that runs backward() itself
+/// (a whole training step: zero_grad, forward, backward, optimizer step) is recorded as it
+/// runs, backward ops included; the .grad rebindings are recorded as grad_bindings, with a
+/// guard on each such tensor's .grad as the function found it (defined or not; the same
+/// tensor when the function read its value).
 Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std::vector<std::string>& input_names = {},
                 bool with_backward = false);
 

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "tandem/autograd/node.h"
 #include "tandem/core/grad_mode.h"
 #include "tandem/jit/check.h"
 #include "tandem/passes/pass_manager.h"
@@ -170,6 +171,11 @@ std::vector<Tensor> CompiledFunction::run_eager(const std::vector<Tensor>& input
 }
 
 std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, const CallState& state) {
+  // Called while another function is being captured (a compiled module inside a compiled
+  // training step): run the function itself, so the outer capture records its ops (a
+  // program run here would be invisible to it, and a nested capture would clobber its notes).
+  if (capture_state::capture_depth() > 0) [[unlikely]]
+    return fn_(inputs);
   if (given_up_) return run_eager(inputs);
   Signature& sig = sig_;
   signature_of(inputs, state, sig);
@@ -206,7 +212,10 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     last_entry_ = static_cast<int>(idx);
     ++compiled_calls_;
     last_ = prog;
-    if (check_every_compiled_call()) {
+    if (check_every_compiled_call() && e.user_backward) {
+      notice_once("check:step", "TANDEM_CHECK_COMPILED does not check a compiled function that runs backward() itself "
+                                "(a training step): running it twice would update the parameters twice");
+    } else if (check_every_compiled_call()) {
       // TANDEM_CHECK_COMPILED: this call eagerly and through the cached program, on copies.
       CheckReport rep = check_last(inputs);
       TANDEM_CHECK(rep.equal, RuntimeError, "compile",
@@ -221,7 +230,7 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
       last_train_ = e.train.get();
       return run_training_program(e.train, all);
     }
-    return e.exec->run(all);
+    return replay(e, std::move(all));
   }
   // A miss: name the inputs and state for messages, then compare with the previous call.
   if (state.input_names) sig.input_names = *state.input_names;
@@ -236,6 +245,9 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     return run_eager(inputs);
   }
   if (prev) recompile_reasons_.push_back(what);
+  // Restored if the capture is a retry (then this call recompiled nothing).
+  const std::optional<Signature> prev_sig = last_sig_;
+  const int prev_entry = last_entry_;
   Entry e;
   e.sig = sig;
   last_sig_ = sig;
@@ -254,7 +266,21 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   }
   ++captures_;
   Capture c = capture(fn_, inputs, sig.input_names, /*with_backward=*/is_grad_enabled());
-  if (c.ok && !c.has_backward)
+  if (c.ok && !c.retry_reason.empty()) {
+    // Nothing is kept: the next call captures again (and names no recompile reason).
+    ++retries_;
+    ++eager_calls_;
+    if (prev) recompile_reasons_.pop_back();
+    last_sig_ = prev_sig;
+    last_entry_ = prev_entry;
+    if (retries_ > opts_.recompile_limit) {
+      given_up_ = true;
+      warn_once("retries", str_cat("compiled function could not keep a program after ", retries_,
+                                   " captures; running eagerly from now on. The last reason: ", c.retry_reason));
+    }
+    return c.outputs;
+  }
+  if (c.ok && !c.has_backward && !c.user_backward)
     for (const Tensor& o : c.outputs)
       if (o.defined() && o.requires_grad()) {
         // Outputs with history but nothing the program could differentiate for (a leaf the
@@ -277,6 +303,11 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   }
   e.lifted = c.lifted;
   e.captured_ops = c.captured_ops;
+  e.user_backward = c.user_backward;
+  e.num_user_outputs = c.num_user_outputs;
+  e.grad_bindings = c.grad_bindings;
+  e.freed_outputs = c.freed_outputs;
+  e.prerun = std::move(c.prerun);
   for (const Tensor& t : c.lifted) e.lifted_requires_grad.push_back(t.requires_grad());
   e.state_guards = c.state_guards;
   std::vector<Tensor> outputs = std::move(c.outputs);
@@ -288,6 +319,22 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   keep(std::move(e));
   ++eager_calls_;  // the capturing call itself ran eagerly
   return outputs;
+}
+
+std::vector<Tensor> CompiledFunction::replay(Entry& e, std::vector<Tensor>&& all) {
+  for (const auto& a : e.prerun) a.run();
+  std::vector<Tensor> outs = e.exec->run(std::move(all));
+  if (outs.size() == e.num_user_outputs && e.freed_outputs.empty()) return outs;
+  // A training step: bind each .grad it rebinds (as its eager run did), and give results
+  // whose graph its backward freed a node that raises eager's error.
+  for (const auto& b : e.grad_bindings) {
+    autograd::AutogradMeta& m = autograd::ensure_meta(b.owner);
+    m.grad = b.output >= 0 ? outs[static_cast<size_t>(b.output)] : Tensor();
+  }
+  outs.resize(e.num_user_outputs);
+  for (size_t k = 0; k < e.freed_outputs.size() && k < outs.size(); ++k)
+    if (!e.freed_outputs[k].empty()) outs[k] = with_freed_history(outs[k], e.freed_outputs[k]);
+  return outs;
 }
 
 CheckReport CompiledFunction::check_last(const std::vector<Tensor>& inputs) {

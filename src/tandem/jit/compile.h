@@ -110,6 +110,9 @@ class CompiledFunction {
   int64_t eager_calls() const { return eager_calls_; }
   int64_t compiled_calls() const { return compiled_calls_; }
   int captures() const { return captures_; }
+  /// Captures that could not be kept but let the next call capture again (an optimizer's
+  /// first step inside the function creates its state); each ran eagerly.
+  int retries() const { return retries_; }
   /// Warnings issued so far (one-time notices: recompile limit, graph break, autograd).
   const std::vector<std::string>& warnings() const { return warnings_; }
   /// Why each capture after the first happened: what differed from the signature of the
@@ -142,7 +145,16 @@ class CompiledFunction {
     std::shared_ptr<TrainingProgram> train;  // set: a forward and a backward program
     std::vector<bool> lifted_requires_grad;  // at capture (part of a training program's guard)
     std::vector<std::string> captured_ops;   // for the eager-vs-compiled checker
+    // A whole training step (the function ran backward itself): what each replay does
+    // besides the program's ops (see Capture).
+    bool user_backward = false;
+    size_t num_user_outputs = 0;
+    std::vector<Capture::GradBinding> grad_bindings;
+    std::vector<std::string> freed_outputs;
+    std::vector<capture_state::PreRun> prerun;
   };
+  // Runs e's program on `all` (inputs then lifted) and does its effects beyond the ops.
+  std::vector<Tensor> replay(Entry& e, std::vector<Tensor>&& all);
   void warn_once(const std::string& key, const std::string& msg);
   std::vector<Tensor> run_eager(const std::vector<Tensor>& inputs);
 
@@ -155,6 +167,7 @@ class CompiledFunction {
   bool given_up_ = false;
   std::vector<std::string> recompile_reasons_;
   int captures_ = 0;
+  int retries_ = 0;
   int64_t eager_calls_ = 0;
   int64_t compiled_calls_ = 0;
   std::vector<std::string> warnings_;

@@ -183,6 +183,27 @@ std::vector<Tensor> run_training_program(const std::shared_ptr<TrainingProgram>&
   return autograd::detail::wrap_outputs(node, inputs, std::move(user));
 }
 
+namespace {
+std::vector<Tensor> freed_graph_backward(autograd::AutogradContext* ctx, std::vector<Tensor>) {
+  // The words SavedVariable::unpack uses when eager mode meets a freed graph.
+  throw RuntimeError(str_cat("[", std::any_cast<const std::string&>(ctx->saved_data.at("node")),
+                             "] trying to backward through the graph a second time (or to read saved tensors after "
+                             "they were freed); pass retain_graph=true to the first backward if you need to backward "
+                             "twice"));
+}
+}  // namespace
+
+Tensor with_freed_history(const Tensor& out, const std::string& node_name) {
+  auto node = autograd::make_node<autograd::CppNode>(node_name, &freed_graph_backward);
+  node->ctx.saved_data["node"] = node_name;
+  node->set_num_outputs(1);
+  node->output_sizes.push_back(out.sizes().vec());
+  node->output_dtypes.push_back(out.dtype());
+  Tensor t = out;
+  autograd::set_history(t, node, 0);
+  return t;
+}
+
 std::string TrainingProgram::to_text() const {
   std::ostringstream os;
   os << "forward program (outputs: " << num_outputs << " results, then " << num_saved << " saved values, "

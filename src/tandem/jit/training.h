@@ -51,4 +51,10 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
 /// backward through a compiled program is not supported: call the function eagerly).
 std::vector<Tensor> run_training_program(const std::shared_ptr<TrainingProgram>& p, const std::vector<Tensor>& inputs);
 
+/// `out` with the history of a result whose graph a backward() already freed: one node
+/// named `node_name` (the eager result's grad_fn) whose backward raises eager mode's
+/// RuntimeError ("trying to backward through the graph a second time ..."). A compiled
+/// training step returns its loss so.
+Tensor with_freed_history(const Tensor& out, const std::string& node_name);
+
 }  // namespace tandem::jit

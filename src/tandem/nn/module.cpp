@@ -396,7 +396,6 @@ void Module::train(bool on) {
 }
 
 void Module::zero_grad(bool set_to_none) {
-  capture_state::note_unreplayable("module.zero_grad()");
   for (Tensor& p : parameters()) {
     if (!p.grad().defined()) continue;
     if (set_to_none) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 #include <unordered_set>
 
@@ -37,12 +38,18 @@ void check_flag(const Options& o, const std::string& opt, const char* name) {
   TANDEM_CHECK(v == 0 || v == 1, ValueError, opt, "option '", name, "' is a flag, expected 0 or 1, got ", v);
 }
 
+void refresh_lr(ParamGroup& group) {
+  // Not an op (inside a captured step an op would bake this call's value into the
+  // program): a plain store, which the program's caller repeats before every replay.
+  DispatchDepthGuard internal;
+  if (!group.lr_tensor.defined()) group.lr_tensor = empty_tensor({}, DType::Float64);
+  *group.lr_tensor.data_ptr<double>() = group.options.lr();
+}
+
 const Tensor& lr_tensor(ParamGroup& group) {
-  const double lr = group.options.lr();
   if (!group.lr_tensor.defined())
-    group.lr_tensor = full({}, lr, DType::Float64);
-  else if (group.lr_tensor.item<double>() != lr)
-    group.lr_tensor.fill_(lr);
+    capture_state::note_retry("the optimizer made a learning-rate tensor (a parameter group added inside the call)");
+  refresh_lr(group);
   return group.lr_tensor;
 }
 
@@ -109,12 +116,12 @@ void Optimizer::add_param_group(ParamGroup group) {
   }
   group.options = complete_options(name_, defaults_, group.options, /*allow_unknown=*/false);
   validate(group.options);
+  detail::refresh_lr(group);  // made here, outside any capture (see lr_tensor)
   groups_.push_back(std::move(group));
   on_group_added(groups_.back());
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
-  capture_state::note_unreplayable("optimizer.zero_grad()");
   for (auto& g : groups_) {
     for (const Tensor& p : g.params) {
       const Tensor& gr = p.grad();
@@ -131,9 +138,55 @@ void Optimizer::zero_grad(bool set_to_none) {
   }
 }
 
+size_t Optimizer::num_state_tensors() const {
+  size_t n = 0;
+  for (const auto& [p, st] : state_) n += st.size();
+  return n;
+}
+
+uint64_t Optimizer::capture_key() const {
+  // FNV-1a over what the update ops bake in (options other than lr, which is a tensor
+  // input) and the tensors a program binds by reference (parameters, lr tensors, state).
+  uint64_t h = 1469598103934665603ULL;
+  auto mix = [&h](uint64_t x) { h = (h ^ x) * 1099511628211ULL; };
+  mix(groups_.size());
+  for (const ParamGroup& g : groups_) {
+    for (const auto& [k, v] : g.options.values()) {
+      if (k == "lr") continue;
+      mix(std::hash<std::string>{}(k));
+      uint64_t bits;
+      std::memcpy(&bits, &v, sizeof bits);
+      mix(bits);
+    }
+    mix(reinterpret_cast<uintptr_t>(g.lr_tensor.impl()));
+    for (const Tensor& p : g.params) {
+      mix(reinterpret_cast<uintptr_t>(p.impl()));
+      auto it = state_.find(p.impl());
+      if (it == state_.end()) continue;
+      for (const auto& [k, t] : it->second) mix(reinterpret_cast<uintptr_t>(t.impl()));
+    }
+  }
+  return h;
+}
+
+void Optimizer::note_capture() {
+  // A compiled training step replays this step's ops; it is valid while the options and
+  // the tensors it binds stay the same, and it must copy each group's current learning
+  // rate into its tensor before every replay (a scheduler changes the C++ number).
+  std::weak_ptr<int> alive = alive_;
+  capture_state::note_state_guard(
+      this, [this, alive] { return alive.expired() ? 0 : capture_key(); },
+      "optimizer '" + name_ + "' (options other than lr, parameters and state tensors)");
+  capture_state::note_prerun(this, [this, alive] {
+    if (alive.expired()) return;
+    for (auto& g : groups_) detail::refresh_lr(g);
+  });
+}
+
 Tensor Optimizer::step(const LossClosure& closure) {
-  // The fused updates call kernels directly (not ops): a capture would not record them.
-  capture_state::note_unreplayable("optimizer.step()");
+  const bool capturing = capture_state::current_capture_id() != 0;
+  const size_t state_before = capturing ? num_state_tensors() : 0;
+  if (capturing) note_capture();
   Tensor loss;
   if (closure) {
     EnableGradGuard eg;
@@ -141,6 +194,10 @@ Tensor Optimizer::step(const LossClosure& closure) {
   }
   NoGradGuard ng;
   for (auto& g : groups_) step_group(g);
+  if (capturing && num_state_tensors() != state_before)
+    capture_state::note_retry("optimizer '" + name_ +
+                              "' created its state in this step (its first): this call runs eagerly, the next is "
+                              "captured");
   return loss;
 }
 

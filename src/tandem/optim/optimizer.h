@@ -22,6 +22,7 @@
 #include <functional>
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -69,9 +70,9 @@ struct ParamGroup {
       : params(std::move(params_)), options(std::move(options_)) {}
   std::vector<Tensor> params;
   Options options;
-  /// options.lr() as a 0-d float64 tensor, refreshed by each step() (made on the first):
-  /// the fused update ops read the learning rate from a tensor, so a captured step reads
-  /// the current value instead of baking a constant into the program.
+  /// options.lr() as a 0-d float64 tensor, made by add_param_group and refreshed by each
+  /// step(): the fused update ops read the learning rate from a tensor, so a captured step
+  /// reads the current value instead of baking a constant into the program.
   Tensor lr_tensor;
 };
 
@@ -157,11 +158,19 @@ class Optimizer {
   ParamState& mutable_state(const Tensor& param) { return state_[param.impl()]; }
 
  private:
+  size_t num_state_tensors() const;
+  /// Hash of the options a step bakes in (all but lr) and the identities of the tensors
+  /// it binds (parameters, lr tensors, state): a captured step's guard.
+  uint64_t capture_key() const;
+  /// Inside a capture: notes the guard and the pre-run learning-rate refresh.
+  void note_capture();
+  std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // guards outlive the optimizer
+
   std::string name_;
   Options defaults_;
   std::vector<ParamGroup> groups_;
   // Keyed by the parameter's TensorImpl (groups hold the parameters alive); only looked
-  // up, never iterated, so ordering comes from the groups.
+  // up (or counted), never iterated in order, so ordering comes from the groups.
   std::unordered_map<const TensorImpl*, ParamState> state_;
 };
 
@@ -177,8 +186,12 @@ void check_flag(const Options& o, const std::string& opt, const char* name);
 /// True when the fused loop may run: float32/float64 `param`, contiguous, and every other
 /// defined tensor contiguous with the same dtype and numel.
 bool fusable(const Tensor& param, std::initializer_list<Tensor> others);
-/// group.lr_tensor holding group.options.lr() (made or refilled through the dispatcher).
+/// group.lr_tensor holding group.options.lr(): refreshed by a plain store, not an op, so a
+/// captured step reads the current rate (its caller refreshes it before each replay).
+/// Made by add_param_group; one made later (inside a captured call) makes the capture retry.
 const Tensor& lr_tensor(ParamGroup& group);
+/// Stores group.options.lr() into group.lr_tensor (made when undefined), without an op.
+void refresh_lr(ParamGroup& group);
 }  // namespace detail
 
 }  // namespace tandem::optim
