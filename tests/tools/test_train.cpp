@@ -338,6 +338,40 @@ TEST(Train, CompiledModeTrainsAndEvaluatesLikeEagerBitwise) {
     EXPECT_EQ(ke.model[k].first, kc.model[k].first);
     EXPECT_TRUE(tandem_test::bitwise_equal(ke.model[k].second, kc.model[k].second)) << ke.model[k].first;
   }
+  // The whole step ran as a program (not eagerly), and the log says how.
+  EXPECT_NE(log.str().find("compiled mode: training step "), std::string::npos) << log.str();
+  EXPECT_EQ(log.str().find("graph break"), std::string::npos) << log.str();
+}
+
+// --resume in compiled mode (Adam: its state comes from the checkpoint, so the first step
+// is captured at once) continues exactly as an uninterrupted eager run.
+TEST(Train, CompiledModeResumesLikeEagerBitwise) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  TrainConfig c = small_config(tmpdir("resume-eager"), 2);
+  c.optimizer = "adam";
+  c.lr = 1e-3;
+  auto re = tools::run_training(c, log);
+  c.mode = "compiled";
+  c.out = tmpdir("resume-compiled");
+  c.checkpoint = c.out + "/checkpoint.safetensors";
+  c.epochs = 1;
+  tools::run_training(c, log);
+  c.epochs = 2;
+  c.resume = true;
+  std::ostringstream resumed;
+  auto rc = tools::run_training(c, resumed);
+  ASSERT_EQ(rc.history.size(), 2u);
+  for (size_t e = 0; e < 2; ++e) {
+    EXPECT_EQ(re.history[e].train_loss, rc.history[e].train_loss) << "epoch " << e + 1;
+    EXPECT_EQ(re.history[e].test_loss, rc.history[e].test_loss) << "epoch " << e + 1;
+  }
+  io::Checkpoint ke = io::read_checkpoint(re.checkpoint), kc = io::read_checkpoint(rc.checkpoint);
+  ASSERT_EQ(ke.optimizer.state.size(), kc.optimizer.state.size());
+  for (size_t k = 0; k < ke.optimizer.state.size(); ++k)
+    EXPECT_TRUE(tandem_test::bitwise_equal(ke.optimizer.state[k].second, kc.optimizer.state[k].second))
+        << ke.optimizer.state[k].first;
+  EXPECT_NE(resumed.str().find("compiled mode: training step "), std::string::npos) << resumed.str();
 }
 
 // Ctrl-C during the second epoch: exit status 130, and the checkpoint of epoch 1 loads.
