@@ -148,6 +148,15 @@ bool constant_folding(ir::Graph& g) {
   return changed;
 }
 
+// Views whose result starts where their input starts (no storage offset change).
+bool offset_preserving(const OpDef& op) {
+  static const char* const names[] = {"transpose", "permute", "t", "view", "_unsafe_view", "reshape_alias",
+                                      "unsqueeze", "squeeze", "expand", "alias", "detach"};
+  for (const char* nm : names)
+    if (op.name == nm) return true;
+  return false;
+}
+
 bool noop_removal(ir::Graph& g) {
   auto mutated = mutated_roots(g);
   bool changed = false;
@@ -177,6 +186,21 @@ bool noop_removal(ir::Graph& g) {
       if (n.op->name == "slice") {
         auto start = AttrReader("slice", n.attrs).opt_i(1).value_or(0);
         remove = !is_output && same_meta && vi.meta.strides == vo.meta.strides && start == 0;
+      }
+      // A view of a view that lands back on the first view's input geometry (a transpose
+      // of a transpose: backward rules transpose a gradient the forward transposed) is
+      // that input, when neither view moves the offset.
+      const ir::Node* parent = vi.kind == ir::ValueKind::Node ? &g.nodes()[static_cast<size_t>(vi.producer)] : nullptr;
+      if (!remove && !is_output && parent && !parent->dead && parent->op->view && offset_preserving(*n.op) &&
+          offset_preserving(*parent->op) && !parent->inputs.empty() && parent->inputs[0] >= 0) {
+        const int base = parent->inputs[0];
+        const ir::Value& vb = g.value(base);
+        if (vb.meta.dtype == vo.meta.dtype && vb.meta.sizes == vo.meta.sizes && vb.meta.strides == vo.meta.strides) {
+          g.replace_uses(out, base);
+          n.dead = true;
+          changed = true;
+          continue;
+        }
       }
     } else if (!has_writes(n) && same_meta && vi.meta.strides == vo.meta.strides && !is_output &&
                !is_mutated(g, mutated, in) && !is_mutated(g, mutated, out) &&
@@ -235,7 +259,28 @@ bool inplace_reuse(ir::Graph& g) {
   }
   for (int o : g.outputs()) kept[static_cast<size_t>(g.storage_root(o))] = true;
   bool changed = false;
+  static const OpDef& alias_op = get_op("alias");
   for (auto& n : g.mutable_nodes()) {
+    if (!n.dead && n.op->name == "clone" && n.inputs.size() == 1 && n.inputs[0] >= 0 && n.outputs.size() == 1) {
+      // A copy of an intermediate that dies here, with the copy's own layout and a buffer
+      // of its own (the whole root, offset 0): the copy is that buffer (eager's
+      // AccumulateGrad takes a gradient over the same way when nothing else holds it).
+      const int v = n.inputs[0], r = g.storage_root(v), o = n.outputs[0];
+      const ir::Value &vin = g.value(v), &vout = g.value(o), &root = g.value(r);
+      const bool own = root.kind == ir::ValueKind::Node && !kept[static_cast<size_t>(r)] &&
+                       last_use[static_cast<size_t>(r)] == n.id && vin.meta.dtype == vout.meta.dtype &&
+                       vin.meta.sizes == vout.meta.sizes && vin.meta.strides == vout.meta.strides &&
+                       root.meta.dtype == vin.meta.dtype && root.meta.sizes == vin.meta.sizes &&
+                       root.meta.strides == vin.meta.strides;
+      if (own) {
+        n.op = &alias_op;
+        g.mutable_value(o).alias_of = v;
+        last_use[static_cast<size_t>(r)] = std::max(last_use[static_cast<size_t>(r)], last_use[static_cast<size_t>(o)]);
+        kept[static_cast<size_t>(r)] = kept[static_cast<size_t>(r)] || kept[static_cast<size_t>(o)];
+        changed = true;
+        continue;
+      }
+    }
     const OpDef* ip = n.op->inplace;
     if (n.dead || ip == nullptr || n.op->view || n.op->random || n.outputs.size() != 1 || n.inputs.empty() ||
         n.inputs[0] < 0 || has_writes(n))
