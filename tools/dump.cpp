@@ -11,7 +11,8 @@ std::string dump_usage() {
   return R"(usage: tandem dump [FLAGS]
 
 Prints the graph compiled mode captures for a reference model in eval mode, or with
---training the forward and backward programs of a training call (train mode, gradients).
+--training the forward and backward programs of a training call (train mode, gradients),
+or with --step the program of a whole compiled training step.
 
   --model NAME     mlp (default) | cnn (the models of `tandem train`)
   --batch N        batch size of the example input [N, 1, 28, 28] (default 1)
@@ -21,6 +22,10 @@ Prints the graph compiled mode captures for a reference model in eval mode, or w
                    saved for the backward, each marked "# saved") and the backward
                    program (saved values + output gradient -> parameter gradients),
                    each after its passes; with --format dot, two digraphs
+  --step           the whole training step compiled as one program (zero_grad, forward,
+                   loss, backward, optimizer step: SGD momentum for mlp, Adam for cnn):
+                   its outputs are the loss and the parameters' new .grad; the fused
+                   update ops write parameters and optimizer state in place
   --help           this text
 
 Set TANDEM_DUMP_PASSES=1 to print the graph after every pass of a compiled call.
@@ -66,6 +71,42 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
   return format == "dot" ? cap.graph.to_dot() : cap.graph.to_text();
 }
 
+std::string dump_step_program(const std::string& model, int64_t batch, const std::string& format) {
+  TANDEM_CHECK(model == "mlp" || model == "cnn", ValueError, "tandem dump", "--model got \"", model,
+               "\", expected mlp | cnn");
+  TANDEM_CHECK(format == "text" || format == "dot", ValueError, "tandem dump", "--format got \"", format,
+               "\", expected text | dot");
+  TANDEM_CHECK(batch >= 1, ValueError, "tandem dump", "--batch got ", batch, ", expected >= 1");
+  manual_seed(0);
+  std::shared_ptr<nn::Sequential> m = model == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+  std::unique_ptr<optim::Optimizer> opt;
+  if (model == "cnn") opt = std::make_unique<optim::Adam>(m->parameters(), optim::AdamOptions(1e-3));
+  else opt = std::make_unique<optim::SGD>(m->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  auto step = compile([&](const std::vector<Tensor>& in) {
+    opt->zero_grad();
+    Tensor loss = cross_entropy(m->forward(in[0]), in[1]);
+    loss.backward();
+    opt->step();
+    return std::vector<Tensor>{loss.detach()};
+  });
+  const Tensor x = zeros({batch, 1, 28, 28}), y = zeros({batch}, DType::Int64);
+  // The optimizer makes its state on the first call (eager), the second is captured, the
+  // third runs the program.
+  for (int call = 0; call < 3; ++call) (*step)({x, y});
+  TANDEM_CHECK(step->compiled_calls() == 1 && step->last_executor() != nullptr, RuntimeError, "tandem dump",
+               "the training step did not compile: ",
+               step->warnings().empty() ? std::string("no reason given") : step->warnings()[0]);
+  const ir::Graph& g = step->last_executor()->graph();
+  if (format == "dot") return g.to_dot();
+  std::ostringstream os;
+  os << "# the whole training step of " << model << " (" << opt->name() << "): forward, backward and the fused updates;\n"
+     << "# outputs: the loss, then the new .grad of each of the " << m->parameters().size()
+     << " parameters; the parameters and the optimizer state are written in place. "
+     << step->last_executor()->memory_summary() << "\n"
+     << g.to_text();
+  return os.str();
+}
+
 namespace {
 // Largest --batch: the graph does not depend on it beyond the sizes, and a huge batch
 // would only allocate a huge input tensor.
@@ -75,7 +116,7 @@ constexpr int64_t kMaxDumpBatch = int64_t{1} << 20;
 int dump_main(const std::vector<std::string>& args) {
   std::string model = "mlp", format = "text";
   int64_t batch = 1;
-  bool raw = false, training = false;
+  bool raw = false, training = false, step = false;
   try {
     for (size_t i = 0; i < args.size(); ++i) {
       const std::string& a = args[i];
@@ -89,6 +130,10 @@ int dump_main(const std::vector<std::string>& args) {
       }
       if (a == "--training") {
         training = true;
+        continue;
+      }
+      if (a == "--step") {
+        step = true;
         continue;
       }
       TANDEM_CHECK(a == "--model" || a == "--batch" || a == "--format", ValueError, "tandem dump", "unknown flag \"", a,
@@ -113,7 +158,9 @@ int dump_main(const std::vector<std::string>& args) {
         TANDEM_CHECK(pos == v.size() && pos > 0, ValueError, "tandem dump", "--batch got \"", v, "\", expected an integer");
       }
     }
-    std::cout << dump_model_graph(model, batch, format, raw, training);
+    TANDEM_CHECK(!(step && (raw || training)), ValueError, "tandem dump",
+                 "--step shows the compiled step's program after its passes: it takes no --raw or --training");
+    std::cout << (step ? dump_step_program(model, batch, format) : dump_model_graph(model, batch, format, raw, training));
     return 0;
   } catch (const ValueError& e) {
     std::cerr << command_error_text("tandem dump", e) << "\n";

@@ -63,3 +63,17 @@ TEST(Dump, BadArguments) {
 }
 
 }  // namespace
+
+// --step: the whole training step as one program: the backward's products and the fused
+// updates in one graph, the loss and the parameters' new .grad as its outputs.
+TEST(Dump, StepProgramHoldsForwardBackwardAndUpdates) {
+  const std::string text = tandem::tools::dump_step_program("mlp", 4, "text");
+  EXPECT_NE(text.find("the whole training step of mlp (SGD)"), std::string::npos) << text;
+  EXPECT_EQ(count(text, "_fused_sgd_("), 6u) << text;
+  EXPECT_NE(text.find("nll_loss_backward("), std::string::npos) << text;
+  EXPECT_GE(count(text, "mm("), 4u) << text;
+  const std::string cnn = tandem::tools::dump_step_program("cnn", 2, "text");
+  EXPECT_EQ(count(cnn, "_fused_adam_("), 8u) << cnn;
+  EXPECT_EQ(count(tandem::tools::dump_step_program("mlp", 2, "dot"), "digraph"), 1u);
+  EXPECT_THROW(tandem::tools::dump_step_program("mlp", 0, "text"), tandem::ValueError);
+}

@@ -48,13 +48,6 @@ void check_expandable(const char* op, IntArrayRef self, IntArrayRef target) {
 
 namespace {
 
-/// A 2-D tensor seen as a batch of one matrix (no copy).
-Tensor as_batch(const Tensor& t) {
-  if (t.dim() == 3) return t;
-  return make_alias(t, {1, t.size(0), t.size(1)}, {t.size(0) * t.size(1), t.stride(0), t.stride(1)},
-                    t.storage_offset());
-}
-
 bool beta_is_zero(const Scalar& beta, DType dt) {
   return is_floating_point(dt) ? beta.to_double() == 0.0 : beta.to<int64_t>() == 0;
 }
@@ -159,7 +152,7 @@ TANDEM_REGISTER_OP(mm) {
     c.outputs.push_back(TensorMeta{c.inputs[0].dtype, {c.inputs[0].sizes[0], c.inputs[1].sizes[1]}, {}});
   };
   d.cpu_kernel = [](KernelContext& c) {
-    kernels::bmm_out(c.op, as_batch(c.outputs[0]), as_batch(c.inputs[0]), as_batch(c.inputs[1]));
+    kernels::bmm_out(c.op, c.outputs[0], c.inputs[0], c.inputs[1]);
   };
   d.save_inputs = 0b11;
   d.backward = mm_backward;
@@ -188,7 +181,7 @@ void add_product_kernel(KernelContext& c) {
   const Scalar& alpha = c.attrs.scalar(1);
   const bool bz = beta_is_zero(beta, out.dtype());
   if (!bz) kernels::copy_kernel(out, c.inputs[0]);
-  kernels::bmm_out(c.op, as_batch(out), as_batch(c.inputs[1]), as_batch(c.inputs[2]), alpha, bz ? Scalar(0) : beta);
+  kernels::bmm_out(c.op, out, c.inputs[1], c.inputs[2], alpha, bz ? Scalar(0) : beta);
 }
 }  // namespace
 

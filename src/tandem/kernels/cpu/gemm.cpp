@@ -185,6 +185,9 @@ void gemm_block(const GemmTask<T>& t, int64_t i0, int64_t i1, int64_t j0, int64_
   }
 }
 
+// Products of at most this many multiply-adds skip packing (gemm_loop's small path).
+constexpr double kSmallWork = 16.0 * 16.0 * 16.0;
+
 /// Portable batched gemm (any strides, any supported dtype). Work is split into
 /// batch x row-range x column-range tasks; ranges are only cut as finely as the thread
 /// count needs, so each task packs its slice of B once.
@@ -207,6 +210,34 @@ void gemm_loop(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix&
     return;
   }
   const double work = static_cast<double>(batch) * M * N * K;
+  if (work <= kSmallWork && K <= Bk::KC) {
+    // Tiny products (a batch-1 step of a small model): the blocked path's packing and
+    // 6 x 32 register tiles cost far more than the products. The same arithmetic per
+    // element (one accumulator from 0, madd over k in order, then alpha and beta as
+    // write_tile applies them), so the result is the blocked path's, bit for bit.
+    thread_local std::vector<Acc> acc;
+    acc.resize(static_cast<size_t>(N));
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* a0 = static_cast<const T*>(A.data) + b * A.batch_stride;
+      const T* b0 = static_cast<const T*>(B.data) + b * B.batch_stride;
+      T* c0 = cbase + b * C.batch_stride;
+      for (int64_t i = 0; i < M; ++i) {
+        std::fill(acc.begin(), acc.end(), Acc(0));
+        for (int64_t k = 0; k < K; ++k) {
+          const Acc ai = to_acc(a0[i * A.row_stride + k * A.col_stride]);
+          const T* bk = b0 + k * B.row_stride;
+          for (int64_t j = 0; j < N; ++j) acc[static_cast<size_t>(j)] = madd(acc[static_cast<size_t>(j)], ai, to_acc(bk[j * B.col_stride]));
+        }
+        for (int64_t j = 0; j < N; ++j) {
+          T& dst = c0[i * C.row_stride + j * C.col_stride];
+          Acc v = static_cast<Acc>(alpha * acc[static_cast<size_t>(j)]);
+          if (!beta_zero) v = static_cast<Acc>(v + beta * to_acc(dst));
+          dst = static_cast<T>(v);
+        }
+      }
+    }
+    return;
+  }
   const bool parallel = work > kParallelMinWork && get_num_threads() > 1 && !in_parallel_region();
   // Split columns first (keeps each B element packed once), then rows.
   int64_t nt = 1, mt = 1;
@@ -315,11 +346,21 @@ void gemm(const char* op, DType dtype, int64_t batch, int64_t M, int64_t N, int6
 
 void bmm_out(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha,
              const Scalar& beta) {
-  const int64_t batch = out.size(0), M = out.size(1), N = out.size(2), K = a.size(2);
-  GemmMatrix A{a.data_ptr(), a.size(0) == 1 ? 0 : a.stride(0), a.stride(1), a.stride(2)};
-  GemmMatrix B{b.data_ptr(), b.size(0) == 1 ? 0 : b.stride(0), b.stride(1), b.stride(2)};
-  GemmMatrix C{out.data_ptr(), out.stride(0), out.stride(1), out.stride(2)};
-  gemm(op, out.dtype(), batch, M, N, K, A, B, C, alpha, beta);
+  // A 2-D operand is one matrix (batch 1): read its geometry directly instead of making a
+  // 3-D view of it (a tensor object per operand, per call: most of a tiny product's cost).
+  struct Geo {
+    int64_t batch, rows, cols, bs, rs, cs;
+  };
+  auto geo = [](const Tensor& t) {
+    const IntArrayRef sz = t.sizes(), st = t.strides();
+    if (sz.size() == 2) return Geo{1, sz[0], sz[1], 0, st[0], st[1]};
+    return Geo{sz[0], sz[1], sz[2], sz[0] == 1 ? 0 : st[0], st[1], st[2]};
+  };
+  const Geo go = geo(out), ga = geo(a), gb = geo(b);
+  GemmMatrix A{a.data_ptr(), ga.bs, ga.rs, ga.cs};
+  GemmMatrix B{b.data_ptr(), gb.bs, gb.rs, gb.cs};
+  GemmMatrix C{out.data_ptr(), go.batch == 1 ? 0 : go.bs, go.rs, go.cs};
+  gemm(op, out.dtype(), go.batch, go.rows, go.cols, ga.cols, A, B, C, alpha, beta);
 }
 
 namespace {

@@ -41,7 +41,8 @@ void gemm(const char* op, DType dtype, int64_t batch, int64_t M, int64_t N, int6
           GemmMatrix C, const Scalar& alpha = 1, const Scalar& beta = 0);
 
 /// Tensor form: out[b] = alpha * a[b] @ b[b] + beta * out[b] on 3-D tensors of one dtype
-/// with any strides (a batch dim of size 1 broadcasts). `out` may be non-contiguous.
+/// with any strides (a batch dim of size 1 broadcasts), or on 2-D tensors (one matrix
+/// each). `out` may be non-contiguous.
 void bmm_out(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, const Scalar& alpha = 1,
              const Scalar& beta = 0);
 
