@@ -174,48 +174,92 @@ DimVector broadcast_of(std::initializer_list<const Tensor*> ts) {
   return out;
 }
 
-struct LossInputs {
-  Tensor x, t, w, pw;
-  int64_t n = 0;
-  LossInputs(const Tensor& x_, const Tensor& t_, const Tensor& w_, const Tensor& pw_, IntArrayRef shape)
-      : x(broadcast_double(x_, shape)), t(broadcast_double(t_, shape)), w(broadcast_double(w_, shape, 1.0)),
-        pw(broadcast_double(pw_, shape, 1.0)), n(multiply_integers(shape)) {}
+// One operand as n float64 values over the broadcast shape: read in place (contiguous
+// float64 of that shape), widened directly (contiguous float32 of that shape, or a single
+// element), through broadcast_double otherwise, or `fill` when undefined. The values are
+// exactly broadcast_double's (float -> double is exact); the direct paths only skip the
+// tensor and iterator a small loss would otherwise spend most of its time on.
+struct Doubles {
+  const double* p = nullptr;
+  std::vector<double> own;
+  Tensor keep;
+  Doubles(const Tensor& t, IntArrayRef shape, int64_t n, double fill) {
+    if (!t.defined()) {
+      own.assign(static_cast<size_t>(n), fill);
+    } else if (t.numel() == 1 && (t.dtype() == DType::Float32 || t.dtype() == DType::Float64)) {
+      const double v = t.dtype() == DType::Float32 ? static_cast<double>(*t.data_ptr<float>()) : *t.data_ptr<double>();
+      own.assign(static_cast<size_t>(n), v);
+    } else if (t.is_contiguous() && t.sizes().equals(shape) && t.dtype() == DType::Float64) {
+      p = t.data_ptr<double>();
+      return;
+    } else if (t.is_contiguous() && t.sizes().equals(shape) && t.dtype() == DType::Float32) {
+      const float* src = t.data_ptr<float>();
+      own.resize(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) own[static_cast<size_t>(i)] = static_cast<double>(src[i]);
+    } else {
+      keep = broadcast_double(t, shape);
+      p = keep.data_ptr<double>();
+      return;
+    }
+    p = own.data();
+  }
 };
+
+struct LossInputs {
+  DimVector shape;
+  int64_t n = 0;
+  Doubles x, t, w, pw;
+  LossInputs(const Tensor& x_, const Tensor& t_, const Tensor& w_, const Tensor& pw_, IntArrayRef shape_)
+      : shape(shape_.vec()), n(multiply_integers(shape_)), x(x_, shape_, n, 0.0), t(t_, shape_, n, 0.0),
+        w(w_, shape_, n, 1.0), pw(pw_, shape_, n, 1.0) {}
+};
+
+// dst (any dtype and layout, `shape`) = the n float64 values, rounded as copy_kernel rounds.
+void store_doubles(const Tensor& dst, IntArrayRef shape, const std::vector<double>& v) {
+  if (dst.is_contiguous() && dst.sizes().equals(shape) && dst.dtype() == DType::Float32) {
+    float* d = dst.data_ptr<float>();
+    for (size_t i = 0; i < v.size(); ++i) d[i] = static_cast<float>(v[i]);
+  } else if (dst.is_contiguous() && dst.sizes().equals(shape) && dst.dtype() == DType::Float64) {
+    std::copy(v.begin(), v.end(), dst.data_ptr<double>());
+  } else {
+    Tensor src = empty_tensor(shape, DType::Float64);
+    std::copy(v.begin(), v.end(), src.data_ptr<double>());
+    copy_kernel(dst, src);
+  }
+}
 
 template <LossKind K>
 void loss_forward_typed(const Tensor& out, const LossInputs& in, double param, Reduction red, int64_t batch) {
-  const double *x = in.x.data_ptr<double>(), *t = in.t.data_ptr<double>();
-  const double *w = in.w.data_ptr<double>(), *pw = in.pw.data_ptr<double>();
+  const double *x = in.x.p, *t = in.t.p, *w = in.w.p, *pw = in.pw.p;
   if constexpr (K == LossKind::BCE) {
     for (int64_t i = 0; i < in.n; ++i)
       TANDEM_CHECK(x[i] >= 0 && x[i] <= 1, ValueError, "binary_cross_entropy",
                    "all elements of input should be between 0 and 1, got ", x[i]);
   }
-  Tensor vals = empty_tensor(in.x.sizes(), DType::Float64);
-  double* v = vals.data_ptr<double>();
+  std::vector<double> vals(static_cast<size_t>(in.n));
+  double* v = vals.data();
   parallel_for(0, in.n, kGrainSize, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) v[i] = loss_value<K>(x[i], t[i], w[i], pw[i], param);
   });
   if (red == Reduction::None) {
-    copy_kernel(out, vals);
+    store_doubles(out, in.shape, vals);
     return;
   }
   double s = 0;
   for (int64_t i = 0; i < in.n; ++i) s += v[i];
   if (red == Reduction::Mean) s /= static_cast<double>(in.n);
   if (red == Reduction::BatchMean) s /= static_cast<double>(batch);
-  write_doubles(out, {s});
+  store_doubles(out, out.sizes(), {s});
 }
 
 template <LossKind K>
 void loss_backward_typed(const Tensor& gx, const Tensor& gt, const Tensor& g, const LossInputs& in, double param,
                          double scale) {
-  const double *x = in.x.data_ptr<double>(), *t = in.t.data_ptr<double>();
-  const double *w = in.w.data_ptr<double>(), *pw = in.pw.data_ptr<double>();
-  Tensor gd = broadcast_double(g, in.x.sizes());
-  const double* gp = gd.data_ptr<double>();
-  Tensor rx = empty_tensor(in.x.sizes(), DType::Float64), rt = empty_tensor(in.x.sizes(), DType::Float64);
-  double *px = rx.data_ptr<double>(), *pt = rt.data_ptr<double>();
+  const double *x = in.x.p, *t = in.t.p, *w = in.w.p, *pw = in.pw.p;
+  const Doubles gd(g, in.shape, in.n, 0.0);
+  const double* gp = gd.p;
+  std::vector<double> rx(static_cast<size_t>(in.n)), rt(static_cast<size_t>(in.n));
+  double *px = rx.data(), *pt = rt.data();
   parallel_for(0, in.n, kGrainSize, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
       double dx = 0, dt = 0;
@@ -224,8 +268,8 @@ void loss_backward_typed(const Tensor& gx, const Tensor& gt, const Tensor& g, co
       pt[i] = gp[i] * dt * scale;
     }
   });
-  if (gx.defined()) copy_kernel(gx, rx);
-  if (gt.defined()) copy_kernel(gt, rt);
+  if (gx.defined()) store_doubles(gx, in.shape, rx);
+  if (gt.defined()) store_doubles(gt, in.shape, rt);
 }
 
 template <typename F>
