@@ -3,6 +3,7 @@
 // composite dispatches, exact messages, OpDef flags).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -306,4 +307,49 @@ TEST(Linalg, LinearFoldsBiasIntoAddmm) {
   EXPECT_FALSE(rec.saw("add"));
   Tensor want = matmul(x, w.t()) + b;
   expect_close(y, oracle::to_doubles(want), 1e-6, 1e-5);
+}
+
+// Tiny products skip packing; they must give the blocked loop's bits exactly. Layouts with
+// no unit stride keep OpenBLAS out: the whole product (work > 16^3) takes the blocked
+// loop, each of its rows alone (work <= 16^3) the small path. alpha and beta as addmm's.
+TEST(Linalg, TinyProductsEqualTheBlockedLoopBitwise) {
+  manual_seed(12);
+  const int64_t M = 30, K = 16, N = 20;
+  Tensor a = randn({M, 2 * K}, kFloat64).slice(1, 0, 2 * K, 2);
+  Tensor b = randn({K, 2 * N}, kFloat64).slice(1, 0, 2 * N, 2);
+  Tensor c0 = randn({M, N}, kFloat64);
+  auto mat = [](const Tensor& t) { return kernels::GemmMatrix{t.data_ptr(), 0, t.stride(0), t.stride(1)}; };
+  for (double beta : {0.0, 1.0, 2.5}) {
+    Tensor whole = c0.clone();
+    kernels::gemm("addmm", kFloat64, 1, M, N, K, mat(a), mat(b), mat(whole), Scalar(0.75), Scalar(beta));
+    for (int64_t i = 0; i < M; ++i) {
+      Tensor row = c0.slice(0, i, i + 1).clone();
+      Tensor ai = a.slice(0, i, i + 1);
+      kernels::gemm("addmm", kFloat64, 1, 1, N, K, mat(ai), mat(b), mat(row), Scalar(0.75), Scalar(beta));
+      const Tensor w = whole.slice(0, i, i + 1).contiguous();
+      ASSERT_EQ(std::memcmp(w.data_ptr(), row.data_ptr(), static_cast<size_t>(N) * sizeof(double)), 0)
+          << "row " << i << ", beta " << beta;
+    }
+  }
+}
+
+// sum_to_size's direct path (contiguous float32, leading dims summed) and its general
+// path (any layout) give the same bits.
+TEST(Linalg, SumToSizeDirectPathEqualsTheGeneralPath) {
+  manual_seed(13);
+  const std::vector<std::pair<DimVector, DimVector>> cases = {
+      {{64, 16}, {16}}, {{64, 16}, {1, 16}}, {{5, 1, 7}, {1, 7}}, {{3, 4, 5}, {4, 5}}, {{6, 2}, {1, 1}},
+      {{1, 16}, {16}}, {{0, 4}, {4}}};
+  for (const auto& [from, to] : cases) {
+    Tensor x = randn(from) * 1e3;  // sums that round
+    if (x.numel() > 1) x.view({-1}).slice(0, 0, 1).fill_(-0.0);
+    // The same values in another layout (last two dims swapped in memory): the general path.
+    Tensor strided = x;
+    if (x.dim() >= 2) strided = x.transpose(-1, -2).contiguous().transpose(-1, -2);
+    ASSERT_TRUE(x.dim() < 2 || x.numel() == 0 || !strided.is_contiguous() || x.size(-1) == 1 || x.size(-2) == 1);
+    Tensor fast = sum_to_size(x, to), general = sum_to_size(strided, to);
+    ASSERT_TRUE(fast.sizes().equals(IntArrayRef(to)));
+    ASSERT_EQ(std::memcmp(fast.data_ptr(), general.data_ptr(), static_cast<size_t>(fast.nbytes())), 0)
+        << IntArrayRef(from) << " -> " << IntArrayRef(to);
+  }
 }

@@ -588,6 +588,28 @@ TANDEM_REGISTER_OP(sum_to_size) {
     const Tensor& out = c.outputs[0];
     const Tensor& in = c.inputs[0];
     // Accumulate in double for floats (exact enough for any size we meet), then round.
+    if (in.dtype() == DType::Float32 && in.is_contiguous() && out.is_contiguous()) {
+      // The common case (a bias gradient: [N, C] -> [C]): only leading dims are summed.
+      // Each result is 0.0 + its inputs in increasing order, in double, rounded once: the
+      // sums the general path below makes.
+      const IntArrayRef is = in.sizes(), os = out.sizes();
+      const size_t lead = is.size() - os.size();
+      size_t first_kept = lead;  // leading dims of the target that are 1 are summed too
+      while (first_kept < is.size() && os[first_kept - lead] == 1) ++first_kept;
+      bool suffix = true;
+      for (size_t k = first_kept; k < is.size(); ++k) suffix = suffix && os[k - lead] == is[k];
+      if (suffix) {
+        const int64_t inner = out.numel(), outer = inner == 0 ? 0 : in.numel() / inner;
+        thread_local std::vector<double> acc;
+        acc.assign(static_cast<size_t>(inner), 0.0);
+        const float* src = in.data_ptr<float>();
+        for (int64_t i = 0; i < outer; ++i)
+          for (int64_t j = 0; j < inner; ++j) acc[static_cast<size_t>(j)] += static_cast<double>(src[i * inner + j]);
+        float* dst = out.data_ptr<float>();
+        for (int64_t j = 0; j < inner; ++j) dst[j] = static_cast<float>(acc[static_cast<size_t>(j)]);
+        return;
+      }
+    }
     DType acc_t = is_floating_point(out.dtype()) ? DType::Float64 : DType::Int64;
     if (out.dtype() == DType::Bool) acc_t = DType::Int64;
     Tensor acc = empty_tensor(out.sizes(), acc_t);

@@ -258,8 +258,7 @@ bool inplace_reuse(ir::Graph& g) {
     for (int o : n.outputs) last_use[static_cast<size_t>(g.storage_root(o))] = n.id;
   }
   for (int o : g.outputs()) kept[static_cast<size_t>(g.storage_root(o))] = true;
-  bool changed = false;
-  static const OpDef& alias_op = get_op("alias");
+  bool changed = false, removed = false;
   for (auto& n : g.mutable_nodes()) {
     if (!n.dead && n.op->name == "clone" && n.inputs.size() == 1 && n.inputs[0] >= 0 && n.outputs.size() == 1) {
       // A copy of an intermediate that dies here, with the copy's own layout and a buffer
@@ -273,11 +272,12 @@ bool inplace_reuse(ir::Graph& g) {
                        root.meta.dtype == vin.meta.dtype && root.meta.sizes == vin.meta.sizes &&
                        root.meta.strides == vin.meta.strides;
       if (own) {
-        n.op = &alias_op;
-        g.mutable_value(o).alias_of = v;
+        // Its readers and the graph outputs take the intermediate itself.
         last_use[static_cast<size_t>(r)] = std::max(last_use[static_cast<size_t>(r)], last_use[static_cast<size_t>(o)]);
         kept[static_cast<size_t>(r)] = kept[static_cast<size_t>(r)] || kept[static_cast<size_t>(o)];
-        changed = true;
+        g.replace_uses(o, v);
+        n.dead = true;
+        removed = changed = true;
         continue;
       }
     }
@@ -317,6 +317,7 @@ bool inplace_reuse(ir::Graph& g) {
     kept[static_cast<size_t>(r)] = kept[static_cast<size_t>(r)] || kept[static_cast<size_t>(o)];
     changed = true;
   }
+  if (removed) g.compact();
   return changed;
 }
 

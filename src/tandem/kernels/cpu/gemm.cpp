@@ -39,7 +39,7 @@ struct Blocking {
 
 template <typename Acc>
 inline Acc madd(Acc c, Acc a, Acc b) {
-  if constexpr (std::is_floating_point_v<Acc>) return std::fma(a, b, c);  // contraction is off in ISO C++ mode
+  if constexpr (std::is_floating_point_v<Acc>) return std::fma(a, b, c);  // the file is built with -ffp-contract=off
   else return static_cast<Acc>(c + a * b);
 }
 
