@@ -74,6 +74,7 @@ class Tracer : public DispatchObserver, public capture_state::GradObserver {
       Capture::GradBinding b;
       b.owner = owner;
       b.output = final_grad.defined() ? value_for(final_grad) : -1;  // a value id until outputs are set
+      b.drop_first = !read;
       c.grad_bindings.push_back(std::move(b));
     }
   }

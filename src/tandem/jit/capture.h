@@ -49,12 +49,13 @@ struct Capture {
   bool user_backward = false;   ///< the function ran a backward itself (no joint graph then)
   /// A tensor whose .grad the call rebinds (backward's first accumulation, zero_grad with
   /// set_to_none): after each replay, owner.grad is set to graph output `output` (-1: to
-  /// undefined). The owner is bound by reference (like a lifted tensor), or is call input
-  /// `input` (>= 0).
+  /// undefined). The owner is bound by reference, like a lifted tensor. `drop_first`: the
+  /// program never reads the .grad it finds, so the caller unbinds it before running (as
+  /// eager's zero_grad does at the start of a step: its memory is free for the step).
   struct GradBinding {
     Tensor owner;
-    int input = -1;
     int output = -1;
+    bool drop_first = false;
   };
   std::vector<GradBinding> grad_bindings;
   size_t num_user_outputs = 0;  ///< graph outputs [0, this) are fn's; the rest feed grad_bindings

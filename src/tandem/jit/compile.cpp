@@ -315,6 +315,10 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     e.train = build_training_program(c, opts_);
   } else {
     e.exec = build_program(c, opts_);
+    // A training step allocates each value when made and frees it after its last use, as
+    // eager mode does: one arena for the whole step would hold the forward's activations
+    // until the updates (its peak would exceed eager's by the arena).
+    if (c.user_backward) e.exec->set_use_arena(false);
   }
   keep(std::move(e));
   ++eager_calls_;  // the capturing call itself ran eagerly
@@ -323,6 +327,11 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
 
 std::vector<Tensor> CompiledFunction::replay(Entry& e, std::vector<Tensor>&& all) {
   for (const auto& a : e.prerun) a.run();
+  // A .grad the program replaces without reading it goes now, as eager's zero_grad lets it
+  // go at the start of a step (a caller holding it keeps it).
+  for (const auto& b : e.grad_bindings)
+    if (b.drop_first)
+      if (autograd::AutogradMeta* m = autograd::get_meta(b.owner)) m->grad = Tensor();
   std::vector<Tensor> outs = e.exec->run(std::move(all));
   if (outs.size() == e.num_user_outputs && e.freed_outputs.empty()) return outs;
   // A training step: bind each .grad it rebinds (as its eager run did), and give results

@@ -61,19 +61,19 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
   plan_ = plan_memory(reqs);
   buffer_offset_ = plan_.offsets;
   // What to drop from a run's environment after each node: the values read there for the
-  // last time (a storage root counts as read while any alias of it is) and results nothing
-  // reads, unless they are graph outputs. A per-call buffer, or an input the caller passed
-  // by move (the backward program's saved values), is then freed as soon as nothing needs
-  // it, as eager mode frees a tensor.
+  // last time and results nothing reads, unless they are graph outputs. Each value counts
+  // its own reads only: a view or an in-place result holds the storage itself, so the
+  // buffer a value shares with its aliases is freed when the last of them is dropped (a
+  // root kept until its aliases' last read would hold, say, a ReLU's input buffer through
+  // the whole backward). A per-call buffer, or an input the caller passed by move (the
+  // backward program's saved values), is then freed as soon as nothing needs it, as eager
+  // mode frees a tensor.
   std::vector<int> last_read(nv, -1);
   std::vector<bool> is_output(nv, false);
   for (int o : graph_.outputs()) is_output[static_cast<size_t>(o)] = true;
   for (size_t k = 0; k < nodes.size(); ++k)
     for (int i : nodes[k].inputs)
-      if (i >= 0) {
-        last_read[static_cast<size_t>(i)] = static_cast<int>(k);
-        last_read[static_cast<size_t>(graph_.storage_root(i))] = static_cast<int>(k);
-      }
+      if (i >= 0) last_read[static_cast<size_t>(i)] = static_cast<int>(k);
   release_after_.assign(nodes.size(), {});
   for (size_t k = 0; k < nodes.size(); ++k) {
     auto& rel = release_after_[k];
@@ -125,10 +125,16 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
       // An absolute offset (as_strided's) counts from the start of the storage the viewed
       // value had in eager mode: the caller's storage for inputs, a storage of its own
       // (offset 0) for values made inside, which here may sit anywhere in the arena.
+      // Known without the root's tensor, which may already be dropped (released after its
+      // own last read while views of it live on).
       const int root = graph_.storage_root(n.inputs[0]);
-      const int64_t base = values[static_cast<size_t>(root)].kind == ir::ValueKind::Input
-                               ? 0
-                               : env[static_cast<size_t>(root)].storage_offset();
+      const ir::Value& rv = values[static_cast<size_t>(root)];
+      int64_t base = 0;
+      if (rv.kind == ir::ValueKind::Constant) {
+        base = rv.constant.storage_offset();
+      } else if (rv.kind == ir::ValueKind::Node && use_arena_ && buffer_of_[static_cast<size_t>(root)] >= 0) {
+        base = buffer_offset_[static_cast<size_t>(buffer_of_[static_cast<size_t>(root)])] / element_size(rv.meta.dtype);
+      }
       env[static_cast<size_t>(n.outputs[0])] = apply_view(op, ins[0], n.attrs, base);
     } else {
       OpOutputs outs;
