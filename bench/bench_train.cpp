@@ -5,18 +5,26 @@
 // bench/peer/torch_train.cpp; bench/run_all.sh runs both, one model per process.
 // --mode compiled runs the model through tandem::compile(model): a forward and a backward
 // program per step (loss, backward's remaining tape and the optimizer step stay eager).
-//   bench_train --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled]
+// --mode step compiles the whole step function (zero_grad, forward, loss, backward, the
+// optimizer's fused update) into one program; loss.item() stays outside it.
+//   bench_train --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled|step]
 // Besides the harness's lines (train/, train_rss/), prints tandem's memory figures of one
 // step and, compiled, the capture + compile time (issue 12), as `NAME<TAB>VALUE<TAB>UNIT`:
 //   train_peak/<case>     bytes: allocator peak during one step above the level before it
-//                         (compiled: the programs' arenas included, taken per run)
-//   train_arena/<case>    bytes: the forward and backward programs' arenas (compiled only);
-//                         train_arena_forward/<case>: the forward program's part
+//                         (compiled, step: the programs' arenas included, taken per run)
+//   train_arena/<case>    bytes: the arenas the programs take per run (0 for one that
+//                         allocates per value): forward + backward (compiled), the step
+//                         program's (step); train_arena_forward/<case>: the forward
+//                         program's part (compiled); train_arena_plan/<case> and
+//                         train_arena_bound/<case>: the step program's planned arena and
+//                         the plan's lower bound, the most planned bytes live at once (step)
 //   train_saved/<case>    bytes: allocator bytes the forward left alive for the backward
-//                         (in use after the model's forward, minus before, minus the logits)
+//                         (in use after the model's forward, minus before, minus the logits;
+//                         not step, whose forward runs inside the program)
 //   train_saved_program/<case>  bytes: TrainingProgram::saved_bytes (compiled only)
-//   train_compile/<case>  ms: first compiled step (capture, graph autodiff, split, passes,
-//                         planning) minus the median of the next steady compiled steps
+//   train_compile/<case>  ms: the capturing step (capture, graph autodiff, split or fusion,
+//                         passes, planning) minus the median of the next 7 steady steps
+//   train_loss9/<case>    the loss of the 9th step (before the timed rounds), to compare modes
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -51,8 +59,20 @@ int main(int argc, char** argv) {
     xs.push_back(tandem::randn({bt::kBatch, 1, 28, 28}));
     ys.push_back(tandem::randint(0, bt::kClasses, {bt::kBatch}));
   }
-  auto compiled = tandem::compile(std::static_pointer_cast<tandem::nn::Module>(model));
-  const bool use_compiled = o.mode == "compiled";
+  const bool use_compiled = o.mode == "compiled", use_step = o.mode == "step";
+  std::shared_ptr<tandem::nn::CompiledModule> compiled;
+  if (use_compiled) compiled = tandem::compile(std::static_pointer_cast<tandem::nn::Module>(model));
+  // --mode step: the eager step below as one function of (x, y), compiled whole.
+  std::shared_ptr<tandem::jit::CompiledFunction> whole;
+  if (use_step) {
+    whole = tandem::compile([&](const std::vector<tandem::Tensor>& in) {
+      opt->zero_grad();
+      tandem::Tensor loss = tandem::cross_entropy(model->forward(in[0]), in[1]);
+      loss.backward();
+      opt->step();
+      return std::vector<tandem::Tensor>{loss.detach()};
+    });
+  }
   bool run_compiled = use_compiled;  // off for the eager warm-up step before the capture
   int64_t it = 0;
   // Memory probe (off while timing): allocator bytes in use after zero_grad and after the
@@ -61,6 +81,7 @@ int main(int argc, char** argv) {
   int64_t before_forward = 0, after_forward = 0, logits_bytes = 0;
   auto step = [&] {
     const size_t i = static_cast<size_t>(it++ % bt::kBatches);
+    if (use_step) return (*whole)({xs[i], ys[i]})[0].item<double>();
     opt->zero_grad();
     if (probe) before_forward = in_use();
     tandem::Tensor logits = run_compiled ? (*compiled)(xs[i]) : model->forward(xs[i]);
@@ -76,32 +97,48 @@ int main(int argc, char** argv) {
   const std::string name = o.model + "_" + bt::optimizer_of(o.model);
 
   double compile_ms = -1;
-  if (use_compiled) {
+  // Loss of the 9th step (the same seed and batches in every mode): the report checks that
+  // eager, compiled and step agree, i.e. that the programs train as eager does.
+  double loss9 = 0;
+  if (!use_compiled && !use_step) {
+    for (int k = 0; k < 9; ++k) loss9 = step();
+  } else {
     // Capture + compile time: an eager step first (oneDNN primitives, allocator caches,
-    // optimizer state), so the first compiled step differs from a steady one only by the
-    // capture (which runs the step's forward and backward eagerly) and the compile.
-    run_compiled = false;
-    step();
-    run_compiled = true;
+    // optimizer state), so the capturing step differs from a steady one only by the
+    // capture (which runs the step's ops eagerly) and the compile. The whole step's first
+    // call is that eager step: it creates the optimizer state, so its capture is dropped
+    // (retries()) and the second call captures.
     auto timed = [&] {
       const auto t0 = clock_type::now();
-      step();
+      loss9 = step();
       return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
     };
+    run_compiled = false;
+    const double warm = timed();
+    run_compiled = use_compiled;
     const double first = timed();
     std::vector<double> steady;
     for (int k = 0; k < 7; ++k) steady.push_back(timed());
     std::sort(steady.begin(), steady.end());
-    compile_ms = first - steady[steady.size() / 2];
-    if (compiled->function().compiled_calls() < 7) {
-      std::fprintf(stderr, "bench_train: the model did not compile (%lld compiled calls)\n",
-                   static_cast<long long>(compiled->function().compiled_calls()));
-      std::printf("train/%s\tnan\terror: the model did not compile\n", name.c_str());
+    const tandem::jit::CompiledFunction& f = use_step ? *whole : compiled->function();
+    // Without a retry the whole step's first call captured (then it includes the warm-up).
+    const bool first_captured = use_step && f.retries() == 0;
+    compile_ms = (first_captured ? warm : first) - steady[steady.size() / 2];
+    if (use_step)
+      std::fprintf(stderr, "bench_train: whole step: %d capture(s), %d retry(ies), %lld compiled call(s)%s\n",
+                   f.captures(), f.retries(), static_cast<long long>(f.compiled_calls()),
+                   first_captured ? "; the first call captured, so the compile time includes the warm-up" : "");
+    if (f.compiled_calls() < 7) {
+      const char* what = use_step ? "the step" : "the model";
+      std::fprintf(stderr, "bench_train: %s did not compile (%lld compiled calls)\n", what,
+                   static_cast<long long>(f.compiled_calls()));
+      for (const auto& w : f.warnings()) std::fprintf(stderr, "  warning: %s\n", w.c_str());
+      std::printf("train/%s\tnan\terror: %s did not compile\n", name.c_str(), what);
       return 1;
     }
   }
 
-  const int rc = bt::measure(use_compiled ? "tandem_compiled" : "tandem", o, step);
+  const int rc = bt::measure(use_step ? "tandem_step" : use_compiled ? "tandem_compiled" : "tandem", o, step);
   if (rc != 0) return rc;
 
   // Memory of one step, after the warm-up and timed rounds (caches as in a steady run).
@@ -123,9 +160,22 @@ int main(int argc, char** argv) {
     std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena + bwd_arena));
     std::printf("train_arena_forward/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(fwd_arena));
     std::printf("train_saved_program/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(p->saved_bytes));
-    std::printf("train_compile/%s\t%.2f\tms\n", name.c_str(), compile_ms);
   }
+  if (use_step) {
+    const tandem::runtime::Executor* e = whole->last_executor();
+    if (e == nullptr) {
+      std::fprintf(stderr, "bench_train: no step program after the compiled steps\n");
+      return 1;
+    }
+    std::fprintf(stderr, "bench_train: step program: %s\n", e->memory_summary().c_str());
+    std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(),
+                static_cast<long long>(e->uses_arena() ? e->plan().arena_bytes : 0));
+    std::printf("train_arena_plan/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(e->plan().arena_bytes));
+    std::printf("train_arena_bound/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(e->plan().lower_bound));
+  }
+  if (use_compiled || use_step) std::printf("train_compile/%s\t%.2f\tms\n", name.c_str(), compile_ms);
+  std::printf("train_loss9/%s\t%.9g\tloss\n", name.c_str(), loss9);
   std::printf("train_peak/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(peak));
-  std::printf("train_saved/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(saved));
+  if (!use_step) std::printf("train_saved/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(saved));
   return 0;
 }

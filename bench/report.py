@@ -13,16 +13,17 @@
       Rewrites the training section (bench_train / bench_peer_torch_train lines
       `train/<case><TAB>samples/s` and `train_rss/<case><TAB>MiB`; bench_train's memory
       lines `train_peak/`, `train_saved/`, `train_arena/`, `train_arena_forward/`,
-      `train_saved_program/` in bytes
-      and `train_compile/<case><TAB>ms`). Labels: tandem, tandem_compiled, torch_best,
-      torch_default.
+      `train_arena_plan/`, `train_arena_bound/`, `train_saved_program/` in bytes, `train_compile/<case><TAB>ms`
+      and `train_loss9/<case><TAB>loss`). Labels: tandem, tandem_compiled, tandem_step,
+      torch_best, torch_default.
   report.py compile --out RESULTS.md --command CMD --commands FILE TANDEM.json TORCH.json
       Rewrites the compiled-mode section (bench_compile / bench_peer_torch_compile JSON:
       CNN inference, tandem eager/compiled vs torch eager/TorchScript), after checking that
       every program computed the same logits.
   Each section sits between <!-- begin:NAME --> and <!-- end:NAME --> markers; rewriting
   one keeps the other as it was, and the hand-kept "## History" section of the old file
-  stays unchanged. Labels: tandem, tandem_compiled (train), torch_best, torch_default.
+  stays unchanged. Labels: tandem, tandem_compiled and tandem_step (train), torch_best,
+  torch_default.
 """
 import argparse
 import json
@@ -38,8 +39,9 @@ GROUP_TITLES = {
     "kernel": "Kernel loops on an in-cache [128, 256] float32 tensor, no grad",
 }
 # Issue 5's targets for the training step: tandem (no special environment) at least as
-# fast as PyTorch at its best, and peak RSS no higher; issue 12's: tandem compiled at least
-# as fast as tandem eager, its allocator peak no higher, the cnn's capture + compile <= 100 ms.
+# fast as PyTorch at its best, and peak RSS no higher; issue 12's: tandem compiled (the
+# model's programs, and the whole step as one program) at least as fast as tandem eager, its
+# allocator peak no higher, the cnn's capture + compile <= 100 ms.
 # PyTorch at its best on a quiet machine of this kind (../shared/FACTS.md, 2026-12-01):
 # samples/s. Busy-waiting OpenMP threads and a loaded machine hit the peer much harder than
 # tandem, so the table also gives tandem's ratio to these figures.
@@ -72,7 +74,7 @@ def read_tsv(path):
     with open(path) as f:
         for line in f:
             name, value, unit = line.rstrip("\n").split("\t")
-            rows[name] = float(value) if unit in ("ns", "samples/s", "MiB", "bytes", "ms") else unit
+            rows[name] = float(value) if unit in ("ns", "samples/s", "MiB", "bytes", "ms", "loss") else unit
     return rows
 
 
@@ -189,9 +191,9 @@ def size(v):
 
 def train_section(args):
     runs = read_runs(args.runs)
-    tandem, compiled, best, default = (runs.get(k, {}) for k in ("tandem", "tandem_compiled", "torch_best",
-                                                                  "torch_default"))
-    cases = [n.split("/", 1)[1] for n in dict.fromkeys([*tandem, *compiled, *best, *default])
+    tandem, compiled, whole, best, default = (runs.get(k, {}) for k in ("tandem", "tandem_compiled", "tandem_step",
+                                                                         "torch_best", "torch_default"))
+    cases = [n.split("/", 1)[1] for n in dict.fromkeys([*tandem, *compiled, *whole, *best, *default])
              if n.startswith("train/")]
     with open(args.commands) as f:
         commands = f.read().strip().splitlines()
@@ -204,38 +206,59 @@ def train_section(args):
            "Adam (lr 1e-3). \"tandem compiled\" (`bench_train --mode compiled`, issue 12) runs the",
            "model through `tandem::compile(model)`: a forward program, one node on the tape whose",
            "backward runs the backward program; the loss, the rest of backward and the optimizer",
-           "step stay eager. Throughput is the median of timed rounds after a warm-up, so **higher",
-           "is better**; ratios >= 1 mean the first is at least as fast. Peak RSS is getrusage's",
-           "ru_maxrss of the process, which runs one model in one mode only (it includes the",
-           "libraries loaded, not a data set). Programs: bench/bench_train.cpp and",
-           "bench/peer/torch_train.cpp over bench/train_harness.h. Targets: tandem >= 1.0x torch",
-           "best and peak RSS <= torch's (issue 5); compiled >= 1.0x eager (issue 12).", ""]
+           "step stay eager. \"tandem compiled step\" (`bench_train --mode step`) compiles the whole",
+           "step function with `tandem::compile(fn)`: zero_grad, forward, loss, backward and the",
+           "optimizer's fused update replay as one program (its first call runs eagerly and creates",
+           "the optimizer state, the second captures; `loss.item()` stays outside). Throughput is the",
+           "median of timed rounds after a warm-up, so **higher is better**; ratios >= 1 mean the",
+           "first is at least as fast. Peak RSS is getrusage's ru_maxrss of the process, which runs",
+           "one model in one mode only (it includes the libraries loaded, not a data set). Programs:",
+           "bench/bench_train.cpp and bench/peer/torch_train.cpp over bench/train_harness.h.",
+           "Targets: tandem >= 1.0x torch best and peak RSS <= torch's (issue 5); compiled and",
+           "compiled step >= 1.0x eager (issue 12).", ""]
     out += run_lines(now(), args.command,
                      f"- 1-minute load average before the first program: {args.load} (well above 0 means"
                      " something else was running and the figures are noisy)", commands)
-    out += ["", "| model | tandem eager samples/s | tandem compiled | torch best | torch out of box"
-            " | compiled / eager | eager / torch best | compiled / torch best | eager / torch out of box"
-            " | eager / torch best on a quiet machine |",
-            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    out += ["", "| model | tandem eager samples/s | tandem compiled | tandem compiled step | torch best"
+            " | torch out of box | compiled / eager | step / eager | eager / torch best | compiled / torch best"
+            " | step / torch best | eager / torch out of box | eager / torch best on a quiet machine |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for c in cases:
-        t, tc, p, d = (r.get("train/" + c) for r in (tandem, compiled, best, default))
-        out.append(f"| {TRAIN_TITLES.get(c, c)} | {num(t)} | {num(tc)} | {num(p)} | {num(d)} | **{ratio(tc, t)}**"
-                   f" | **{ratio(t, p)}** | {ratio(tc, p)} | {ratio(t, d)} | {ratio(t, TRAIN_REFERENCE.get(c))} |")
+        t, tc, ts, p, d = (r.get("train/" + c) for r in (tandem, compiled, whole, best, default))
+        out.append(f"| {TRAIN_TITLES.get(c, c)} | {num(t)} | {num(tc)} | {num(ts)} | {num(p)} | {num(d)}"
+                   f" | **{ratio(tc, t)}** | **{ratio(ts, t)}** | **{ratio(t, p)}** | {ratio(tc, p)} | {ratio(ts, p)}"
+                   f" | {ratio(t, d)} | {ratio(t, TRAIN_REFERENCE.get(c))} |")
     out += ["", "\"torch best on a quiet machine\": mlp 160,000 and cnn 3,500 samples/s (../shared/FACTS.md,"
             " 2026-12-01, the same programs); the peer loses much more than tandem when other processes load"
             " the cores, so with a high load average this column is the fairer one.", ""]
     targets = []
     for c in cases:
-        t, tc, p = (r.get("train/" + c) for r in (tandem, compiled, best))
+        t, tc, ts, p = (r.get("train/" + c) for r in (tandem, compiled, whole, best))
         if isinstance(t, float) and isinstance(p, float):
             targets.append(f"- {c}: tandem eager >= 1.0x torch best: {met(t >= p)} ({ratio(t, p)}x)")
         if isinstance(t, float) and isinstance(tc, float):
             targets.append(f"- {c}: compiled >= 1.0x eager: {met(tc >= t)} ({ratio(tc, t)}x)")
+        if isinstance(t, float) and isinstance(ts, float):
+            targets.append(f"- {c}: compiled step >= 1.0x eager: {met(ts >= t)} ({ratio(ts, t)}x)")
     out += ["Targets in this run:", "", *targets, ""]
-    out += ["Peak RSS of the process:", "",
-            "| model | tandem eager | tandem compiled | torch best | torch out of box |", "|---|---:|---:|---:|---:|"]
+    # The same seed and batches in every mode: the 9th step's loss must be the same.
+    agree = []
     for c in cases:
-        vals = [r.get("train_rss/" + c) for r in (tandem, compiled, best, default)]
+        losses = [(k, r.get("train_loss9/" + c)) for k, r in (("eager", tandem), ("compiled", compiled),
+                                                               ("compiled step", whole))]
+        losses = [(k, v) for k, v in losses if isinstance(v, float)]
+        if len(losses) > 1:
+            same = all(v == losses[0][1] for _, v in losses)
+            agree.append(f"- {c}: " + ", ".join(f"{k} {v:.9g}" for k, v in losses)
+                         + (": equal" if same else ": **DIFFER**"))
+    if agree:
+        out += ["Loss of the 9th step (the same seed and batches in each mode; equal means the programs trained",
+                "as eager did):", "", *agree, ""]
+    out += ["Peak RSS of the process:", "",
+            "| model | tandem eager | tandem compiled | tandem compiled step | torch best | torch out of box |",
+            "|---|---:|---:|---:|---:|---:|"]
+    for c in cases:
+        vals = [r.get("train_rss/" + c) for r in (tandem, compiled, whole, best, default)]
         out.append(f"| {TRAIN_TITLES.get(c, c)} | " + " | ".join(f"{num(v)} MiB" if v is not None else "-" for v in vals)
                    + " |")
     out += ["", "Memory of one training step in tandem (issue 12), from tandem's allocator after the timed rounds",
@@ -259,18 +282,36 @@ def train_section(args):
         target = (f"peak <= eager's: {met(pc <= pe)}" if isinstance(pe, float) and isinstance(pc, float) else "-")
         out.append(f"| {TRAIN_TITLES.get(c, c)} | {size(pe)} | {size(pc)} | {ratio(pc, pe)} | {arenas}"
                    f" | {size(se)} | {size(sc)} | {ratio(sc, se)} | {size(sp)} | {target} |")
+    if whole:
+        out += ["", "The whole step as one program (`--mode step`): peak as above. *Arena taken per run*: 0 when the",
+                "program allocates each value when it is made and frees it after its last read (as eager mode",
+                "does) instead of using its planned arena; the planned arena and the plan's lower bound (the most",
+                "planned bytes live at once) are for reference. Target: peak <= eager's.", "",
+                "| model | peak, eager | peak, compiled step | step / eager | arena taken per run"
+                " | planned arena / lower bound | target |", "|---|---:|---:|---:|---:|---:|---|"]
+        for c in cases:
+            pe, ps = tandem.get("train_peak/" + c), whole.get("train_peak/" + c)
+            target = (f"peak <= eager's: {met(ps <= pe)}" if isinstance(pe, float) and isinstance(ps, float) else "-")
+            out.append(f"| {TRAIN_TITLES.get(c, c)} | {size(pe)} | {size(ps)} | {ratio(ps, pe)}"
+                       f" | {size(whole.get('train_arena/' + c))} | {size(whole.get('train_arena_plan/' + c))}"
+                       f" / {size(whole.get('train_arena_bound/' + c))}"
+                       f" | {target} |")
     times = []
-    for c in cases:
-        ms = compiled.get("train_compile/" + c)
-        if isinstance(ms, float):
-            goal = (f" (target <= {COMPILE_TIME_TARGET_MS:.0f} ms: {met(ms <= COMPILE_TIME_TARGET_MS)})"
-                    if c.startswith("cnn") else "")
-            times.append(f"- {c}: {ms:.1f} ms{goal}")
+    for label, r in (("compiled", compiled), ("compiled step", whole)):
+        for c in cases:
+            ms = r.get("train_compile/" + c)
+            if isinstance(ms, float):
+                goal = (f" (target <= {COMPILE_TIME_TARGET_MS:.0f} ms: {met(ms <= COMPILE_TIME_TARGET_MS)})"
+                        if c.startswith("cnn") else "")
+                times.append(f"- {c}, {label}: {ms:.1f} ms{goal}")
     if times:
-        out += ["", "Capture + compile time of the training step (`bench_train --mode compiled`: after one eager"
-                " step has warmed oneDNN's primitives and the allocator, the first compiled step, which captures"
-                " the forward and its backward by running them eagerly, differentiates, splits, optimises and"
-                " plans both programs, minus the median of the next 7 steady compiled steps):", "", *times]
+        out += ["", "Capture + compile time of the training step: the capturing step minus the median of the next"
+                " 7 steady compiled steps. `--mode compiled`: after one eager step has warmed oneDNN's primitives"
+                " and the allocator, the first compiled step, which captures the forward and its backward by"
+                " running them eagerly, differentiates, splits, optimises and plans both programs. `--mode step`:"
+                " the second call of the compiled step (the first ran eagerly and created the optimizer state),"
+                " which captures the whole step, forward, backward and update, and compiles it into one"
+                " program:", "", *times]
     return out
 
 
@@ -372,13 +413,16 @@ SECTIONS = ("core", "autograd", "train", "compile")
 # torch best.
 # "tandem" limits tandem's time / tandem's time of another case (issue 12: compiled vs eager).
 AUTOGRAD_TARGETS = {"add_1elem_requires_grad": ("abs", 600.0), "mlp16_step": ("ratio", 0.5),
-                    "mlp16_step_zero_fill": ("ratio", 0.5), "mlp16_step_compiled": ("tandem", 0.5, "mlp16_step")}
+                    "mlp16_step_zero_fill": ("ratio", 0.5), "mlp16_step_compiled": ("tandem", 0.5, "mlp16_step"),
+                    "mlp16_step_compiled_whole": ("tandem", 0.5, "mlp16_step")}
 AUTOGRAD_TITLES = {
     "add_1elem_requires_grad": "`a + b`, 1-element float32 leaves with requires_grad (records the tape)",
     "mlp16_forward": "tiny MLP 16-16-16-1, batch 1: forward + MSE loss only (tape recorded, then dropped)",
     "mlp16_step": "tiny MLP: zero_grad(set_to_none) + forward + MSE + backward",
     "mlp16_step_zero_fill": "tiny MLP: zero_grad (zero fill, libtorch 1.13's C++ default) + forward + MSE + backward",
     "mlp16_step_compiled": "tiny MLP: zero_grad(set_to_none) + compiled forward and MSE + backward (tandem only)",
+    "mlp16_step_compiled_whole": ("tiny MLP: the whole step compiled, zero_grad(set_to_none) + forward + MSE +"
+                                  " backward in one program (tandem only)"),
 }
 MEM_TITLES = {
     "mem_tensor_first_step": "allocator bytes left by the first step, minus the new .grad tensors",
@@ -424,8 +468,9 @@ def autograd_section(args):
            "Times are medians of the wall time per operation or step: **lower is better**. Targets:",
            "`a + b` with requires_grad <= 0.6 us; the MLP step <= 0.5x torch best (issue 4); the",
            "compiled MLP step (`tandem::compile` of a function returning the loss, the layers'",
-           "parameters read by reference; its backward runs the backward program) <= 0.5x tandem's",
-           "eager step (issue 12).", ""]
+           "parameters read by reference; its backward runs the backward program) and the whole",
+           "compiled step (`tandem::compile` of a function doing zero_grad, forward, loss and",
+           "backward itself: one program) <= 0.5x tandem's eager step (issue 12).", ""]
     out += run_lines(now(), args.command,
                      f"- 1-minute load average as each program started: {', '.join(loads) or '?'}"
                      " (well above 0 means something else was running and the times are noisy)", commands)

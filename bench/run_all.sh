@@ -6,9 +6,9 @@
 #   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
 #   autograd: the tape-overhead workloads of bench/autograd_workloads.h (the same programs,
 #          cases autograd/* and autograd_mem/*; core leaves them out)
-#   train: the training step of the two reference models (bench_train eager and
-#          --mode compiled, bench_peer_torch_train; bench/train_harness.h), each model and
-#          mode in its own process
+#   train: the training step of the two reference models (bench_train eager, --mode
+#          compiled and --mode step, bench_peer_torch_train; bench/train_harness.h), each
+#          model and mode in its own process
 #   compile: CNN inference, tandem eager/compiled vs torch eager/TorchScript (bench_compile,
 #          bench_peer_torch_compile; bench/cnn_workload.h)
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
@@ -103,7 +103,7 @@ fi
 if [[ $what == all || $what == train ]]; then
   : > "$out/train_commands.txt"
   read -r -a tflags <<< "${TRAIN_FLAGS:-}"
-  for label in tandem tandem_compiled torch_best torch_default; do : > "$out/train_$label.tsv"; done
+  for label in tandem tandem_compiled tandem_step torch_best torch_default; do : > "$out/train_$label.tsv"; done
   # train_one LABEL PROGRAM MODEL [ARG...] [-- VAR=VALUE...]: one model in one process (its
   # own peak RSS); ARGs go to the program, VAR=VALUEs to its environment.
   train_one() {
@@ -118,18 +118,19 @@ if [[ $what == all || $what == train ]]; then
     "${cmd[@]}" >> "$out/train_$label.tsv"
   }
   load=$(cut -d' ' -f1 /proc/loadavg)
-  # The four programs alternate per model, so a change in machine load hits all of them.
+  # The five programs alternate per model, so a change in machine load hits all of them.
   for model in mlp cnn; do
     train_one torch_default bench_peer_torch_train "$model"
     train_one torch_best bench_peer_torch_train "$model" -- "${best[@]}"
     train_one tandem bench_train "$model"
     train_one tandem_compiled bench_train "$model" --mode compiled
+    train_one tandem_step bench_train "$model" --mode step
   done
   "$py" bench/report.py train --out bench/RESULTS.md --command "$command" --commands "$out/train_commands.txt" \
     --load "$load" \
     tandem="$out/train_tandem.tsv" tandem_compiled="$out/train_tandem_compiled.tsv" \
-    torch_best="$out/train_torch_best.tsv" torch_default="$out/train_torch_default.tsv"
-  for label in tandem tandem_compiled torch_best torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
+    tandem_step="$out/train_tandem_step.tsv" torch_best="$out/train_torch_best.tsv" torch_default="$out/train_torch_default.tsv"
+  for label in tandem tandem_compiled tandem_step torch_best torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
 fi
 
 # ---------------------------------------------------------------- compiled mode

@@ -33,7 +33,9 @@ struct Options {
   std::string model = "mlp";
   int rounds = 5;         ///< timed rounds; the median is reported
   double seconds = 1.0;   ///< minimum length of one round (and of the warm-up)
-  std::string mode = "eager";  ///< tandem only: eager | compiled (the model's forward and backward programs)
+  /// tandem only: eager | compiled (the model's forward and backward programs) | step (the
+  /// whole step function, optimizer update included, as one program)
+  std::string mode = "eager";
 };
 
 inline Options parse(int argc, char** argv) {
@@ -46,12 +48,12 @@ inline Options parse(int argc, char** argv) {
     else if (a == "--seconds" && has_value) o.seconds = std::atof(argv[++i]);
     else if (a == "--mode" && has_value) o.mode = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled|step]\n", argv[0]);
       std::exit(2);
     }
   }
-  if (o.mode != "eager" && o.mode != "compiled") {
-    std::fprintf(stderr, "%s: unknown mode '%s' (eager or compiled)\n", argv[0], o.mode.c_str());
+  if (o.mode != "eager" && o.mode != "compiled" && o.mode != "step") {
+    std::fprintf(stderr, "%s: unknown mode '%s' (eager, compiled or step)\n", argv[0], o.mode.c_str());
     std::exit(2);
   }
   if (o.model != "mlp" && o.model != "cnn") {
