@@ -183,8 +183,10 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
 
 std::string Executor::memory_summary() const {
   std::ostringstream os;
+  if (!use_arena_) os << "no arena (each value allocated when made, freed after its last use; a plan would take ";
   os << "arena " << plan_.arena_bytes << " bytes, lower bound " << plan_.lower_bound << " bytes";
   if (plan_.lower_bound > 0) os << " (" << static_cast<double>(plan_.arena_bytes) / static_cast<double>(plan_.lower_bound) << "x)";
+  if (!use_arena_) os << ")";
   int64_t per_call = 0;
   for (const auto& v : graph_.values())
     if (per_call_[static_cast<size_t>(v.id)] && v.kind == ir::ValueKind::Node && v.alias_of < 0)

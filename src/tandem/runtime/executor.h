@@ -50,7 +50,8 @@ class Executor {
 
   const ir::Graph& graph() const { return graph_; }
   const MemoryPlan& plan() const { return plan_; }
-  /// Arena bytes / lower bound and the per-call output bytes, as text.
+  /// Arena bytes / lower bound and the per-call output bytes, as text (without an arena:
+  /// says so, with what the plan would take).
   std::string memory_summary() const;
 
   void set_profiling(bool on) { profiling_ = on; }
