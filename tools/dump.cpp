@@ -32,8 +32,9 @@ Set TANDEM_DUMP_PASSES=1 to print the graph after every pass of a compiled call.
 )";
 }
 
-std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw,
-                             bool training) {
+namespace {
+// The reference model named by --model (seed 0) after checking the flags both dumps take.
+std::shared_ptr<nn::Sequential> checked_model(const std::string& model, int64_t batch, const std::string& format) {
   TANDEM_CHECK(model == "mlp" || model == "cnn", ValueError, "tandem dump", "--model got \"", model,
                "\", expected mlp | cnn");
   TANDEM_CHECK(format == "text" || format == "dot", ValueError, "tandem dump", "--format got \"", format,
@@ -41,6 +42,13 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
   TANDEM_CHECK(batch >= 1, ValueError, "tandem dump", "--batch got ", batch, ", expected >= 1");
   manual_seed(0);
   std::shared_ptr<nn::Sequential> m = model == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+  return m;
+}
+}  // namespace
+
+std::string dump_model_graph(const std::string& model, int64_t batch, const std::string& format, bool raw,
+                             bool training) {
+  std::shared_ptr<nn::Sequential> m = checked_model(model, batch, format);
   if (training) {
     TANDEM_CHECK(!raw, ValueError, "tandem dump", "--raw and --training: the training programs exist only after the split");
     // The split a compiled module makes on a call that needs gradients.
@@ -72,13 +80,7 @@ std::string dump_model_graph(const std::string& model, int64_t batch, const std:
 }
 
 std::string dump_step_program(const std::string& model, int64_t batch, const std::string& format) {
-  TANDEM_CHECK(model == "mlp" || model == "cnn", ValueError, "tandem dump", "--model got \"", model,
-               "\", expected mlp | cnn");
-  TANDEM_CHECK(format == "text" || format == "dot", ValueError, "tandem dump", "--format got \"", format,
-               "\", expected text | dot");
-  TANDEM_CHECK(batch >= 1, ValueError, "tandem dump", "--batch got ", batch, ", expected >= 1");
-  manual_seed(0);
-  std::shared_ptr<nn::Sequential> m = model == "mlp" ? nn::models::fashion_mlp() : nn::models::fashion_cnn();
+  std::shared_ptr<nn::Sequential> m = checked_model(model, batch, format);
   std::unique_ptr<optim::Optimizer> opt;
   if (model == "cnn") opt = std::make_unique<optim::Adam>(m->parameters(), optim::AdamOptions(1e-3));
   else opt = std::make_unique<optim::SGD>(m->parameters(), optim::SGDOptions(0.05).momentum(0.9));
