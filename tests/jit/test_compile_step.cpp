@@ -318,3 +318,37 @@ TEST(CompileStep, PeakMemoryIsNotAboveEagers) {
     EXPECT_LE(compiled, eager) << "compiled step peak " << compiled << " bytes, eager " << eager;
   }
 }
+
+// The eager-vs-compiled checker on a training step: the call runs eagerly, the state goes
+// back, the program takes the step; results, parameters, optimizer state and .grad are
+// compared. A C++ number baked in at capture and changed since is caught (by name).
+TEST(CompileStep, TheCheckerComparesAWholeStepAndTakesItOnce) {
+  Trainer e = make_trainer(Opt::SgdMomentum), c = make_trainer(Opt::SgdMomentum);
+  double scale = 1.0;  // captured by reference: a constant of the program
+  auto step = [&scale](Trainer& t, const Tensor& x, const Tensor& y) {
+    t.opt->zero_grad();
+    Tensor loss = cross_entropy((*t.model)(x), y) * scale;
+    loss.backward();
+    t.opt->step();
+    return loss.detach();
+  };
+  auto cf = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{step(c, in[0], in[1])}; });
+  manual_seed(40);
+  for (int s = 0; s < 3; ++s) {
+    Tensor x = randn({4, 12}), y = randint(0, 5, {4});
+    step(e, x, y);
+    (*cf)({x, y});
+  }
+  ASSERT_EQ(cf->compiled_calls(), 1);
+  Tensor x = randn({4, 12}), y = randint(0, 5, {4});
+  step(e, x, y);
+  jit::CheckReport rep = cf->check_last({x, y});
+  EXPECT_TRUE(rep.compiled);
+  EXPECT_TRUE(rep.equal) << rep.to_string();
+  EXPECT_GT(rep.values_compared, 6);
+  expect_same_state(e, c, "after the checked step");  // one step taken, not two
+  scale = 2.0;
+  rep = cf->check_last({x, y});
+  EXPECT_FALSE(rep.equal);
+  EXPECT_NE(rep.first_difference.find("output 0"), std::string::npos) << rep.first_difference;
+}

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "tandem/autograd/engine.h"
+#include "tandem/core/generator.h"
 #include "tandem/core/grad_mode.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/reduce.h"
@@ -171,6 +172,72 @@ CheckReport check_program(const TensorFn& fn, const std::vector<Tensor>& inputs,
   program.set_node_callback({});
   std::vector<Tensor> got(outs.begin(), outs.begin() + static_cast<std::ptrdiff_t>(std::min(outs.size(), c.outputs.size())));
   cmp.outputs("output", c.outputs, got);
+  return r;
+}
+
+namespace {
+// The bytes of a tensor's whole storage, to put back later.
+std::vector<uint8_t> storage_bytes(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.storage()->data());
+  return std::vector<uint8_t>(p, p + t.storage()->nbytes());
+}
+void put_back(const Tensor& t, const std::vector<uint8_t>& bytes) {
+  if (!bytes.empty()) std::memcpy(t.storage()->data(), bytes.data(), bytes.size());
+}
+}  // namespace
+
+CheckReport check_step(const TensorFn& fn, const std::vector<Tensor>& inputs,
+                       const std::function<std::vector<Tensor>()>& run_program, const std::vector<Tensor>& state,
+                       const std::vector<Tensor>& grad_owners, std::vector<Tensor>& program_outputs) {
+  CheckReport r;
+  r.compiled = true;
+  // The state both runs start from.
+  const Generator generator = default_generator();
+  std::vector<std::vector<uint8_t>> state_before;
+  for (const Tensor& t : state) state_before.push_back(storage_bytes(t));
+  std::vector<Tensor> grad_before;
+  std::vector<std::vector<uint8_t>> grad_bytes_before;
+  for (const Tensor& o : grad_owners) {
+    const autograd::AutogradMeta* m = autograd::get_meta(o);
+    grad_before.push_back(m ? m->grad : Tensor());
+    grad_bytes_before.push_back(grad_before.back().defined() ? storage_bytes(grad_before.back()) : std::vector<uint8_t>{});
+  }
+  // Eagerly, keeping what it made.
+  std::vector<Tensor> eager_out = copies(fn(copies(inputs)));
+  std::vector<Tensor> state_eager = copies(state), grad_eager;
+  for (const Tensor& o : grad_owners) {
+    const autograd::AutogradMeta* m = autograd::get_meta(o);
+    grad_eager.push_back(m && m->grad.defined() ? copy_like(m->grad) : Tensor());
+  }
+  // Back to the start, then the program.
+  default_generator() = generator;
+  for (size_t i = 0; i < state.size(); ++i) put_back(state[i], state_before[i]);
+  for (size_t i = 0; i < grad_owners.size(); ++i) {
+    autograd::ensure_meta(grad_owners[i]).grad = grad_before[i];
+    if (grad_before[i].defined()) put_back(grad_before[i], grad_bytes_before[i]);
+  }
+  program_outputs = run_program();
+  const std::vector<Tensor> no_values;
+  Comparer cmp{r, no_values, {}};
+  cmp.outputs("output", eager_out, program_outputs);
+  for (size_t i = 0; i < state.size() && r.equal; ++i) {
+    std::string d = diff_of(state_eager[i], state[i]);
+    r.values_compared++;
+    if (d.empty()) continue;
+    r.equal = false;
+    r.first_difference = str_cat("state tensor ", i, " (bound by reference) ", dtype_name(state[i].dtype()), state[i].sizes(),
+                                 ": ", d);
+  }
+  for (size_t i = 0; i < grad_owners.size() && r.equal; ++i) {
+    const autograd::AutogradMeta* m = autograd::get_meta(grad_owners[i]);
+    std::string d = diff_of(grad_eager[i], m ? m->grad : Tensor());
+    r.values_compared++;
+    if (d.empty()) continue;
+    r.equal = false;
+    r.first_difference = str_cat("the .grad of the ", dtype_name(grad_owners[i].dtype()), grad_owners[i].sizes(),
+                                 " tensor ", i, ": ", d);
+  }
+  r.values_compared += static_cast<int>(std::min(eager_out.size(), program_outputs.size()));
   return r;
 }
 

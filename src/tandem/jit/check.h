@@ -4,6 +4,7 @@
 // bytes differ), in the forward and, for calls that need gradients, in the backward.
 // TANDEM_CHECK_COMPILED=1 in the environment checks every compiled call of every
 // CompiledFunction this way and raises RuntimeError at the first difference.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,20 @@ CheckReport check_compiled(const TensorFn& fn, const std::vector<Tensor>& inputs
 CheckReport check_program(const TensorFn& fn, const std::vector<Tensor>& inputs, runtime::Executor& program,
                           const std::vector<Tensor>& lifted, const std::vector<int>* origin,
                           const std::vector<std::string>& program_ops);
+
+/// The check for a whole training step (a compiled function that runs backward() itself,
+/// whose program updates parameters, optimizer state and .grad in place): runs `fn` eagerly
+/// on copies of `inputs`, keeps its results, the contents of every tensor in `state` (the
+/// tensors the program binds by reference: parameters, optimizer state) and the .grad of
+/// every tensor in `grad_owners`; puts those contents, .grad bindings and the default
+/// generator back as they were; then performs the call through `run_program` and compares
+/// results, state and .grad bitwise, naming the first difference ("state tensor 3
+/// float32[10, 128]: ..."). The step is thus taken once, by the program: its state is what
+/// the program left. `program_outputs` receives the program's results. Errors raised by
+/// either run propagate.
+CheckReport check_step(const TensorFn& fn, const std::vector<Tensor>& inputs,
+                       const std::function<std::vector<Tensor>()>& run_program, const std::vector<Tensor>& state,
+                       const std::vector<Tensor>& grad_owners, std::vector<Tensor>& program_outputs);
 
 /// Whether TANDEM_CHECK_COMPILED is set (read once).
 bool check_every_compiled_call();

@@ -213,9 +213,15 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
     ++compiled_calls_;
     last_ = prog;
     if (check_every_compiled_call() && e.user_backward) {
-      notice_once("check:step", "TANDEM_CHECK_COMPILED does not check a compiled function that runs backward() itself "
-                                "(a training step): running it twice would update the parameters twice");
-    } else if (check_every_compiled_call()) {
+      // A training step: eagerly, state put back, then the program, which takes the step.
+      std::vector<Tensor> outs;
+      CheckReport rep = check_step_entry(e, inputs, outs);
+      TANDEM_CHECK(rep.equal, RuntimeError, "compile",
+                   "TANDEM_CHECK_COMPILED: the compiled training step gives another result than eager mode for this "
+                   "call: ", rep.first_difference);
+      return outs;
+    }
+    if (check_every_compiled_call()) {
       // TANDEM_CHECK_COMPILED: this call eagerly and through the cached program, on copies.
       CheckReport rep = check_last(inputs);
       TANDEM_CHECK(rep.equal, RuntimeError, "compile",
@@ -346,6 +352,19 @@ std::vector<Tensor> CompiledFunction::replay(Entry& e, std::vector<Tensor>&& all
   return outs;
 }
 
+CheckReport CompiledFunction::check_step_entry(Entry& e, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs) {
+  std::vector<Tensor> owners;
+  for (const auto& b : e.grad_bindings) owners.push_back(b.owner);
+  return check_step(
+      fn_, inputs,
+      [&] {
+        std::vector<Tensor> all = inputs;
+        all.insert(all.end(), e.lifted.begin(), e.lifted.end());
+        return replay(e, std::move(all));
+      },
+      e.lifted, owners, outs);
+}
+
 CheckReport CompiledFunction::check_last(const std::vector<Tensor>& inputs) {
   CheckReport none;
   if (last_entry_ < 0) {
@@ -353,6 +372,10 @@ CheckReport CompiledFunction::check_last(const std::vector<Tensor>& inputs) {
     return none;
   }
   Entry& e = cache_[static_cast<size_t>(last_entry_)];
+  if (e.user_backward && e.exec) {
+    std::vector<Tensor> outs;
+    return check_step_entry(e, inputs, outs);
+  }
   runtime::Executor* prog = e.exec ? e.exec.get() : e.train ? e.train->forward.get() : nullptr;
   if (!prog) {
     none.break_reason = e.break_reason;

@@ -130,7 +130,10 @@ class CompiledFunction {
   runtime::Executor* last_executor() const { return last_; }
   /// Compares the program the previous call used (a cached signature) with eager mode on
   /// copies of `inputs`, node by node (see check_program in jit/check.h): what the
-  /// TANDEM_CHECK_COMPILED switch does on every call. Not compiled: report says why.
+  /// TANDEM_CHECK_COMPILED switch does on every call. Not compiled: report says why. For a
+  /// training step (the function runs backward() itself) this is check_step: the call is
+  /// made once eagerly, the state put back, and once through the program, which leaves its
+  /// update (one step is taken).
   CheckReport check_last(const std::vector<Tensor>& inputs);
   /// The programs of the last compiled call that needed gradients (nullptr if none).
   const TrainingProgram* last_training_program() const { return last_train_; }
@@ -155,6 +158,8 @@ class CompiledFunction {
   };
   // Runs e's program on `all` (inputs then lifted) and does its effects beyond the ops.
   std::vector<Tensor> replay(Entry& e, std::vector<Tensor>&& all);
+  // check_step (jit/check.h) for a training step's entry; `outs` gets the program's results.
+  CheckReport check_step_entry(Entry& e, const std::vector<Tensor>& inputs, std::vector<Tensor>& outs);
   void warn_once(const std::string& key, const std::string& msg);
   std::vector<Tensor> run_eager(const std::vector<Tensor>& inputs);
 
