@@ -352,3 +352,27 @@ TEST(CompileStep, TheCheckerComparesAWholeStepAndTakesItOnce) {
   EXPECT_FALSE(rep.equal);
   EXPECT_NE(rep.first_difference.find("output 0"), std::string::npos) << rep.first_difference;
 }
+
+// A scheduler stepped inside the compiled function sets C++ numbers no program replays:
+// the function runs eagerly with a notice, so the rate keeps changing as in eager mode.
+TEST(CompileStep, ASchedulerSteppedInsideRunsEagerly) {
+  Trainer e = make_trainer(Opt::SgdMomentum), c = make_trainer(Opt::SgdMomentum);
+  optim::StepLR se(*e.opt, 1, 0.5), sc(*c.opt, 1, 0.5);
+  auto cf = compile([&](const std::vector<Tensor>& in) {
+    Tensor loss = c.step(in[0], in[1]).detach();
+    sc.step();
+    return std::vector<Tensor>{loss};
+  });
+  manual_seed(41);
+  for (int s = 0; s < 4; ++s) {
+    Tensor x = randn({4, 12}), y = randint(0, 5, {4});
+    Tensor le = e.step(x, y).detach();
+    se.step();
+    EXPECT_TRUE(bitwise_equal(le, (*cf)({x, y})[0])) << "step " << s;
+    expect_same_state(e, c, "step " + std::to_string(s));
+  }
+  EXPECT_EQ(e.opt->param_groups()[0].options.lr(), c.opt->param_groups()[0].options.lr());
+  EXPECT_EQ(cf->compiled_calls(), 0);
+  ASSERT_FALSE(cf->warnings().empty());
+  EXPECT_NE(cf->warnings().back().find("scheduler"), std::string::npos) << cf->warnings().back();
+}

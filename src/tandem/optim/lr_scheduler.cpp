@@ -1,5 +1,7 @@
 #include "tandem/optim/lr_scheduler.h"
 
+#include "tandem/core/capture_state.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numbers>
@@ -68,6 +70,11 @@ std::vector<double> LRScheduler::group_lrs() const {
 }
 
 void LRScheduler::apply_lrs(const std::vector<double>& lrs) {
+  // A C++ number, not an op: a compiled function could not replay the change (every
+  // replay would keep the rate of the capture). Step schedulers outside compiled code.
+  capture_state::note_break(
+      "a learning-rate scheduler stepped inside a compiled function (it sets C++ numbers a program cannot replay; "
+      "call scheduler.step() outside the compiled step)");
   auto& groups = optimizer_->param_groups();
   // Groups added after the scheduler was built are left alone (PyTorch zips too).
   for (size_t i = 0; i < groups.size() && i < lrs.size(); ++i) groups[i].options.lr(lrs[i]);
