@@ -1,0 +1,103 @@
+"""Generates tandem.<op> functions and Tensor.<op> methods from the C++ op registry.
+
+Each registered op (tandem._C.all_ops()) becomes a function taking the op's tensor inputs
+and then its attributes, by position or by name (the registry's names, which are
+PyTorch's: tandem.sum(x, dim=1, keepdim=True)). Numbers are accepted where a tensor input
+is expected (tandem.add(x, 2)). Ops whose first input is the tensor itself also become
+Tensor methods (x.sum(1)). Names defined by hand (tandem.tensor, Tensor.to, ...) win.
+"""
+import inspect
+
+from . import _C
+
+_EMPTY = inspect.Parameter.empty
+_POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
+# A method whose first attribute is one of these int lists also takes the ints unpacked:
+# x.view(2, 3), x.permute(1, 0), x.expand(4, 3), x.repeat(2, 2).
+_VARARG_LISTS = {"size", "sizes", "shape", "dims", "repeats"}
+
+
+def _signature(op, method):
+    params = []
+    seen_default = False
+    for i, (name, optional) in enumerate(op.inputs):
+        pname = name
+        if i == 0 and name == "self":
+            pname = "self" if method else "input"
+        if op.variadic and i == len(op.inputs) - 1:
+            default = _EMPTY
+        else:
+            default = None if optional else _EMPTY
+        if default is _EMPTY and seen_default:
+            default = None  # display only: Python signatures need defaults to the end
+        seen_default = seen_default or default is not _EMPTY
+        params.append(inspect.Parameter(pname, _POS, default=default))
+    for name, default, _kind in op.attrs:
+        params.append(inspect.Parameter(name, _POS, default=default))
+    try:
+        return inspect.Signature(params)
+    except ValueError:  # a duplicate name in an odd schema: no signature then
+        return None
+
+
+def _doc(op):
+    ins = ", ".join(("list of tensors " if op.variadic and i == len(op.inputs) - 1 else "") + n +
+                    (" (optional)" if opt else "") for i, (n, opt) in enumerate(op.inputs))
+    attrs = ", ".join(f"{n}: {k} = {d!r}" for n, d, k in op.attrs) or "none"
+    outs = "a Tensor" if op.num_outputs == 1 else f"a tuple of {op.num_outputs} Tensors"
+    kind = " In place: writes into its first input and returns it." if op.is_inplace else ""
+    rnd = " Draws from the default generator (tandem.manual_seed)." if op.random else ""
+    return (f"The registered op `{op.name}` (PyTorch's {op.name}).{kind}{rnd}\n\n"
+            f"Tensor inputs: {ins}. Numbers are accepted for tensor inputs.\n"
+            f"Attributes: {attrs}.\nReturns {outs}.\n"
+            "Errors: tandem.TypeError for a wrong dtype or argument kind, tandem.ShapeError for "
+            "shapes that do not fit, tandem.IndexError for a dim out of range, tandem.ValueError "
+            "for values out of their domain (each also derives from the Python built-in).")
+
+
+def make_function(op, name=None):
+    """A Python function calling `op` (a tandem._C.Op), with its signature and docstring."""
+    def fn(*args, **kwargs):
+        return op(*args, **kwargs)
+    fn.__name__ = fn.__qualname__ = name or op.name
+    fn.__module__ = "tandem"
+    fn.__doc__ = _doc(op)
+    sig = _signature(op, False)
+    if sig is not None:
+        fn.__signature__ = sig
+    return fn
+
+
+def make_method(op, name=None):
+    """A Tensor method calling `op` with self as its first input."""
+    attrs = op.attrs
+    n_tensor_args = len(op.inputs) - 1
+    if attrs and attrs[0][2] == "list[int]" and attrs[0][0] in _VARARG_LISTS and n_tensor_args == 0:
+        def method(self, *args, **kwargs):
+            if len(args) > 1 and all(type(a) is int for a in args):
+                args = (list(args),)
+            return op(self, *args, **kwargs)
+    else:
+        def method(self, *args, **kwargs):
+            return op(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name or op.name
+    method.__doc__ = _doc(op)
+    sig = _signature(op, True)
+    if sig is not None:
+        method.__signature__ = sig
+    return method
+
+
+def install(namespace, tensor_class):
+    """Adds a function per registered op to `namespace` and a method per op taking a
+    tensor first to `tensor_class`, skipping names already defined."""
+    ops = {}
+    for op in _C.all_ops():
+        ops[op.name] = op
+        if op.name not in namespace:
+            namespace[op.name] = make_function(op)
+        if op.inputs and op.inputs[0][0] in ("self", "input") and not op.variadic or (
+                op.variadic and len(op.inputs) > 1 and op.inputs[0][0] == "self"):
+            if not hasattr(tensor_class, op.name):
+                setattr(tensor_class, op.name, make_method(op))
+    namespace["_registry"] = ops

@@ -1,0 +1,39 @@
+"""Tensor methods written in Python: dtype conversions and small conveniences."""
+from . import _C
+from ._C import Tensor
+
+
+def _converter(dt, name):
+    def convert(self):
+        return self.to(dt)
+    convert.__name__ = name
+    convert.__doc__ = f"self.to(tandem.{dt.name}): a copy in {dt.name}, or self when it already is."
+    return convert
+
+
+for _name, _dt in (("float", _C.float32), ("double", _C.float64), ("half", _C.float16),
+                   ("bfloat16", _C.bfloat16), ("long", _C.int64), ("int", _C.int32), ("short", _C.int16),
+                   ("char", _C.int8), ("byte", _C.uint8), ("bool", _C.bool)):
+    setattr(Tensor, _name, _converter(_dt, _name))
+
+
+def _type_as(self, other):
+    """self converted to other's dtype."""
+    return self.to(other.dtype)
+
+
+def _T(self):
+    """The dims reversed (a view): for a matrix, its transpose."""
+    return self.permute(list(range(self.dim() - 1, -1, -1)))
+
+
+def _mT(self):
+    """The last two dims swapped (a view); RuntimeError below 2 dims."""
+    return self.transpose(-2, -1)
+
+
+Tensor.type_as = _type_as
+Tensor.T = property(_T)
+Tensor.mT = property(_mT)
+# numpy defers to Tensor's reflected operators (np.float64(2) * t is a Tensor).
+Tensor.__array_priority__ = 1000

@@ -1,0 +1,122 @@
+"""The op registry as Python functions and Tensor methods."""
+import inspect
+
+import numpy as np
+import pytest
+
+import tandem
+
+X = np.array([[0.5, -1.5, 2.0], [3.0, -0.25, 1.0]], dtype=np.float32)
+
+
+def test_every_registered_op_is_a_function():
+    ops = tandem._C.all_ops()
+    assert len(ops) > 200
+    missing = [op.name for op in ops if not callable(getattr(tandem, op.name, None))]
+    assert missing == []
+    assert tandem.add.__doc__ and "add" in tandem.add.__doc__
+
+
+def test_signature_uses_schema_names():
+    sig = inspect.signature(tandem.add)
+    assert list(sig.parameters)[:3] == ["input", "other", "alpha"]
+    assert sig.parameters["alpha"].default == 1
+    msig = inspect.signature(tandem.Tensor.add)
+    assert list(msig.parameters)[0] == "self"
+
+
+@pytest.mark.parametrize("name,np_fn", [("exp", np.exp), ("abs", np.abs), ("tanh", np.tanh), ("sin", np.sin),
+                                        ("neg", np.negative), ("relu", lambda a: np.maximum(a, 0))])
+def test_unary_ops(name, np_fn):
+    t = tandem.tensor(X)
+    np.testing.assert_allclose(getattr(tandem, name)(t).numpy(), np_fn(X), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(getattr(t, name)().numpy(), np_fn(X), rtol=1e-6, atol=1e-7)
+
+
+def test_attributes_by_position_and_name():
+    t = tandem.tensor(X)
+    np.testing.assert_allclose(tandem.add(t, 2, alpha=3).numpy(), X + 6)
+    np.testing.assert_allclose(t.add(t, 0.5).numpy(), X * 1.5)
+    np.testing.assert_allclose(tandem.add(input=t, other=t).numpy(), 2 * X)
+
+
+def test_reductions():
+    t = tandem.tensor(X)
+    np.testing.assert_allclose(t.sum().item(), X.sum(), rtol=1e-6)
+    np.testing.assert_allclose(t.sum(1).numpy(), X.sum(1), rtol=1e-6)
+    np.testing.assert_allclose(t.sum(dim=0, keepdim=True).numpy(), X.sum(0, keepdims=True), rtol=1e-6)
+    np.testing.assert_allclose(t.sum([0, 1]).item(), X.sum(), rtol=1e-6)
+    np.testing.assert_allclose(tandem.mean(t, dim=1).numpy(), X.mean(1), rtol=1e-6)
+    assert t.sum(dtype=tandem.float64).dtype is tandem.float64
+    vals, idx = t.max(1)
+    np.testing.assert_array_equal(vals.numpy(), X.max(1))
+    np.testing.assert_array_equal(idx.numpy(), X.argmax(1))
+    assert t.argmax().item() == X.argmax()
+
+
+def test_clamp_takes_numbers():
+    t = tandem.tensor(X)
+    np.testing.assert_array_equal(t.clamp(-1, 1).numpy(), np.clip(X, -1, 1))
+    np.testing.assert_array_equal(tandem.clamp(t, min=0).numpy(), np.clip(X, 0, None))
+    i = tandem.tensor([1, 5, 9])
+    assert i.clamp(2, 6).tolist() == [2, 5, 6]
+
+
+def test_shape_methods_accept_unpacked_sizes():
+    t = tandem.arange(6)
+    assert t.view(2, 3).shape == (2, 3)
+    assert t.view((3, 2)).shape == (3, 2)
+    assert t.reshape(3, -1).shape == (3, 2)
+    m = tandem.tensor(X)
+    np.testing.assert_array_equal(m.permute(1, 0).numpy(), X.T)
+    np.testing.assert_array_equal(m.transpose(0, 1).numpy(), X.T)
+    np.testing.assert_array_equal(m.T.numpy(), X.T)
+    assert m.unsqueeze(0).shape == (1, 2, 3)
+    np.testing.assert_array_equal(m.flatten().numpy(), X.ravel())
+
+
+def test_variadic_cat_stack():
+    a, b = tandem.tensor(X), tandem.tensor(X * 2)
+    np.testing.assert_array_equal(tandem.cat([a, b]).numpy(), np.concatenate([X, 2 * X]))
+    np.testing.assert_array_equal(tandem.cat((a, b), dim=1).numpy(), np.concatenate([X, 2 * X], 1))
+    np.testing.assert_array_equal(tandem.stack([a, b], 0).numpy(), np.stack([X, 2 * X]))
+
+
+def test_matmul_softmax_where():
+    a = tandem.tensor(X)
+    np.testing.assert_allclose(tandem.matmul(a, a.t()).numpy(), X @ X.T, rtol=1e-6)
+    e = np.exp(X - X.max(1, keepdims=True))
+    np.testing.assert_allclose(tandem.softmax(a, dim=1).numpy(), e / e.sum(1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(tandem.where(a > 0, a, 0.0).numpy(), np.where(X > 0, X, 0))
+
+
+def test_composite_nn_ops_are_registered():
+    names = {op.name for op in tandem._C.all_ops()}
+    assert "cross_entropy" in names
+    logits = tandem.tensor([[2.0, 1.0, 0.1], [0.5, 2.5, 0.3]])
+    target = tandem.tensor([0, 1])
+    z = logits.numpy()
+    lse = np.log(np.exp(z).sum(1))
+    expected = np.mean(lse - z[[0, 1], [0, 1]])
+    np.testing.assert_allclose(tandem.cross_entropy(logits, target).item(), expected, rtol=1e-6)
+
+
+def test_inplace_methods():
+    t = tandem.tensor(X.copy())
+    r = t.mul_(2)
+    assert r is not None and t.data_ptr() == r.data_ptr()
+    np.testing.assert_allclose(t.numpy(), X * 2)
+    t.zero_()
+    assert not t.numpy().any()
+
+
+def test_bad_arguments_raise_type_error():
+    t = tandem.tensor(X)
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        tandem.add(t, t, beta=2)
+    with pytest.raises(TypeError, match="takes at most"):
+        tandem.neg(t, 1, 2, 3)
+    with pytest.raises(TypeError):
+        tandem.add(t)
+    with pytest.raises(TypeError):
+        t.sum(keepdim="yes")
