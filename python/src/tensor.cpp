@@ -179,6 +179,16 @@ py::tuple sizes_tuple(IntArrayRef s) {
 
 DimVector to_sizes(const std::vector<int64_t>& v) { return DimVector(v.begin(), v.end()); }
 
+// Sizes given as ints (x.reshape(2, 3)) or as one sequence (x.reshape((2, 3))).
+DimVector shape_args(const py::args& args) {
+  if (args.size() == 1 && (PyList_Check(args[0].ptr()) || PyTuple_Check(args[0].ptr()))) {
+    return to_sizes(args[0].cast<std::vector<int64_t>>());
+  }
+  DimVector out;
+  for (py::handle a : args) out.push_back(py::reinterpret_borrow<py::object>(a).attr("__index__")().cast<int64_t>());
+  return out;
+}
+
 TensorOptions options(std::optional<DType> dtype, bool requires_grad) {
   TensorOptions o;
   if (dtype) o = o.dtype(*dtype);
@@ -315,6 +325,51 @@ RuntimeError when the tensor requires grad (unless force=True); TypeError for bf
       .def("__pos__", [](const Tensor& x) { return x; })
       .def("__abs__", [](const Tensor& x) { return run1(get_op("abs"), {x}); })
       .def("__invert__", [](const Tensor& x) { return run1(get_op("bitwise_not"), {x}); });
+
+  // C++ Tensor methods that are compositions of registered ops (no registry entry of
+  // their own), with PyTorch's Python signatures. Shapes given unpacked or as one sequence.
+  t.def("reshape", [](const Tensor& x, py::args shape) {
+    const DimVector sizes = shape_args(shape);
+    py::gil_scoped_release nogil;
+    return x.reshape(sizes);
+  },
+        "A view with the given shape when the strides allow, else a copy; one size may be -1. "
+        "ShapeError when the element counts differ.")
+      .def("t", [](const Tensor& x) { return x.t(); }, "Transpose of a tensor of at most 2 dims (a view); ShapeError above 2.")
+      .def("zero_", [](py::handle self) {
+        Tensor x = self.cast<Tensor>();
+        {
+          py::gil_scoped_release nogil;
+          x.zero_();
+        }
+        return py::reinterpret_borrow<py::object>(self);
+      }, "Fills with zeros in place; returns self.")
+      .def("contiguous", [](const Tensor& x) { return x.contiguous(); }, "self if contiguous, else a contiguous copy.")
+      .def("flatten", [](const Tensor& x, int64_t s, int64_t e) { return x.flatten(s, e); },
+           py::arg("start_dim") = 0, py::arg("end_dim") = -1, "Dims start_dim..end_dim merged into one (a view when possible).")
+      .def("unflatten", [](const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes) {
+        return x.unflatten(dim, to_sizes(sizes));
+      }, py::arg("dim"), py::arg("sizes"), "Dim `dim` split into `sizes` (one may be -1).")
+      .def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"),
+           "The view of `length` elements of dim `dim` from `start`; IndexError out of range.")
+      .def("split", [](const Tensor& x, py::object size, int64_t dim) {
+        if (PyList_Check(size.ptr()) || PyTuple_Check(size.ptr())) {
+          return x.split_with_sizes(to_sizes(size.cast<std::vector<int64_t>>()), dim);
+        }
+        return x.split(size.cast<int64_t>(), dim);
+      }, py::arg("split_size_or_sections"), py::arg("dim") = 0,
+           "Views of `split_size` elements along `dim` (the last may be shorter), or of the given sizes.")
+      .def("chunk", &Tensor::chunk, py::arg("chunks"), py::arg("dim") = 0, "At most `chunks` views along `dim`.")
+      .def("unbind", &Tensor::unbind, py::arg("dim") = 0, "The slices along `dim` (views), as a list.")
+      .def("expand_as", &Tensor::expand_as, py::arg("other"), "expand to other's shape (a view).")
+      .def("view_as", &Tensor::view_as, py::arg("other"), "view with other's shape.")
+      .def("reshape_as", &Tensor::reshape_as, py::arg("other"), "reshape to other's shape.")
+      .def("broadcast_to", [](const Tensor& x, const std::vector<int64_t>& s) { return x.expand(to_sizes(s)); },
+           py::arg("size"), "expand to `size` (a view).")
+      .def("clone", [](const Tensor& x) {
+        py::gil_scoped_release nogil;
+        return x.clone();
+      }, "A contiguous copy (differentiable).");
 
   m.def("from_numpy", &from_numpy, py::arg("ndarray"),
         R"doc(A tensor sharing the memory of a numpy array (no copy), which it keeps alive.

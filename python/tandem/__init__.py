@@ -13,13 +13,13 @@ Errors are tandem.Error subclasses that also derive from the matching built-in
 (tandem.TypeError is a TypeError, tandem.ShapeError a RuntimeError, ...).
 """
 from . import _C
-from ._C import Tensor, dtype, from_numpy, manual_seed, get_default_dtype, set_default_dtype, Error
+from ._C import Tensor, dtype, from_numpy, get_op, all_ops, manual_seed, get_default_dtype, set_default_dtype, Error
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, rand, randn, zeros_like, ones_like,
                         full_like, empty_like, rand_like, randn_like)
 from . import _tensor  # noqa: F401  (adds Python-level Tensor methods)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
-from . import _ops
+from . import _ops, _overloads
 
 # dtypes under their names and PyTorch's aliases (tandem.float is tandem.float32, ...).
 # Assigned last: they shadow the built-ins float, int, bool in this module's namespace.
@@ -41,4 +41,5 @@ def _dtype_from_name(name):
 
 # Every registered op becomes tandem.<name> and, when its first input is the tensor,
 # Tensor.<name>, unless defined above by hand.
+_overloads.install(globals(), Tensor)
 _ops.install(globals(), Tensor)

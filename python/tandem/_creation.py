@@ -55,7 +55,8 @@ def tensor(data, *, dtype=None, requires_grad=False):
                 raise _C.ValueError("[tensor] expected a rectangular nesting of numbers")
             else:
                 raise _C.TypeError(f"[tensor] can't make a tensor from elements of numpy kind {arr.dtype}")
-        t = _C.from_numpy(np.ascontiguousarray(arr)).clone()
+        # np.require keeps 0-d arrays 0-d (np.ascontiguousarray makes them 1-d).
+        t = _C.from_numpy(np.require(arr, requirements="C")).clone()
     if dtype is not None:
         t = t.to(dtype)
     return _finish(t, requires_grad)
