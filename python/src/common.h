@@ -30,5 +30,6 @@ void bind_dtypes_and_errors(py::module_& m);
 py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_autograd(py::module_& m, py::class_<Tensor>& cls);
+void bind_optim_jit(py::module_& m);
 
 }  // namespace tandem::python

@@ -143,4 +143,5 @@ PYBIND11_MODULE(_C, m) {
   auto tensor_class = tandem::python::bind_tensor(m);
   tandem::python::bind_ops(m);
   tandem::python::bind_autograd(m, tensor_class);
+  tandem::python::bind_optim_jit(m);
 }

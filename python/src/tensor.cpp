@@ -203,6 +203,9 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
 Create tensors with tandem.tensor, zeros, ones, full, arange, randn, rand, empty or
 from_numpy. Every registered op is also a method (x.sum(dim=0), x.relu()).)doc");
 
+  // Tensor(t): another handle on t's tensor (same data, flags and history). Exists so that
+  // Python subclasses (tandem.nn.Parameter) can initialise their C++ part.
+  t.def(py::init([](const Tensor& other) { return Tensor(other); }), py::arg("other"));
   t.def_property_readonly("shape", [](const Tensor& x) { return sizes_tuple(x.sizes()); },
                           "The sizes as a tuple of ints.")
       .def("size", [](const Tensor& x, std::optional<int64_t> dim) -> py::object {

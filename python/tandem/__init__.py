@@ -20,6 +20,9 @@ from . import _tensor  # noqa: F401  (adds Python-level Tensor methods)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import _ops, _overloads
+from . import optim, nn
+from ._compile import compile
+from ._C import GraphBreak
 
 # dtypes under their names and PyTorch's aliases (tandem.float is tandem.float32, ...).
 # Assigned last: they shadow the built-ins float, int, bool in this module's namespace.
