@@ -1,0 +1,204 @@
+"""nn modules written in Python, the C++ optimizers, and tandem.compile over Python functions."""
+import collections
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import tandem
+from tandem import nn
+
+
+class TwoLayer(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3, 4)
+        self.fc2 = nn.Linear(4, 2, bias=False)
+        self.register_buffer("scale", tandem.tensor([2.0]))
+        self.note = "not a parameter"
+
+    def forward(self, x):
+        return self.fc2(self.fc1(x).relu()) * self.scale
+
+
+def test_module_registers_by_attribute():
+    m = TwoLayer()
+    names = [n for n, _ in m.named_parameters()]
+    assert names == ["fc1.weight", "fc1.bias", "fc2.weight"]
+    assert all(isinstance(p, nn.Parameter) and p.requires_grad and p.is_leaf for p in m.parameters())
+    assert [n for n, _ in m.named_buffers()] == ["scale"]
+    assert list(m.state_dict()) == ["fc1.weight", "fc1.bias", "fc2.weight", "scale"]
+    assert m.fc1.weight.shape == (4, 3) and m.fc2.bias is None
+    assert m.note == "not a parameter"
+    assert "fc1): Linear(in_features=3, out_features=4, bias=True)" in repr(m)
+
+
+def test_linear_forward_matches_numpy_and_init_bounds():
+    tandem.manual_seed(1)
+    lin = nn.Linear(5, 3)
+    w, b = lin.weight.detach().numpy(), lin.bias.detach().numpy()
+    bound = 1 / np.sqrt(5)
+    assert np.all(np.abs(w) <= bound) and np.all(np.abs(b) <= bound) and w.std() > 0.1 * bound
+    x = np.random.default_rng(0).standard_normal((2, 5)).astype(np.float32)
+    np.testing.assert_allclose(lin(tandem.tensor(x)).detach().numpy(), x @ w.T + b, rtol=1e-5, atol=1e-6)
+
+
+def test_train_eval_zero_grad_and_state_dict_round_trip():
+    m = TwoLayer()
+    assert m.training and m.fc1.training
+    m.eval()
+    assert not m.training and not m.fc1.training
+    m.train()
+    out = m(tandem.ones(2, 3)).sum()
+    out.backward()
+    assert m.fc1.weight.grad is not None
+    m.zero_grad()
+    assert m.fc1.weight.grad is None
+    other = TwoLayer()
+    other.load_state_dict(m.state_dict())
+    np.testing.assert_array_equal(other.fc1.weight.detach().numpy(), m.fc1.weight.detach().numpy())
+    with pytest.raises(KeyError):
+        other.load_state_dict({"fc1.weight": m.fc1.weight})
+    bad = collections.OrderedDict(m.state_dict())
+    bad["fc1.bias"] = tandem.zeros(7)
+    with pytest.raises(RuntimeError):
+        other.load_state_dict(bad)
+
+
+def test_sequential():
+    s = nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1))
+    assert len(s) == 3 and isinstance(s[1], nn.ReLU)
+    assert [n for n, _ in s.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
+    assert s(tandem.ones(4, 2)).shape == (4, 1)
+
+
+def test_sgd_step_matches_formula():
+    p = nn.Parameter(tandem.tensor([1.0, -2.0]))
+    opt = tandem.optim.SGD([p], lr=0.1, momentum=0.9)
+    for _ in range(2):
+        opt.zero_grad()
+        (p * p).sum().backward()
+        opt.step()
+    # step 1: g = 2p = [2, -4], b = g, p = [0.8, -1.6]; step 2: g = [1.6, -3.2],
+    # b = 0.9 * [2, -4] + g = [3.4, -6.8], p = [0.8 - 0.34, -1.6 + 0.68]
+    np.testing.assert_allclose(p.detach().numpy(), [0.46, -0.92], rtol=1e-6)
+
+
+def test_adam_step_matches_formula():
+    p = nn.Parameter(tandem.tensor([0.5, -1.0], dtype=tandem.float64))
+    opt = tandem.optim.Adam([p], lr=0.01)
+    (p * p).sum().backward()
+    opt.step()
+    g = np.array([1.0, -2.0])
+    m, v = 0.1 * g, 0.001 * g * g
+    expected = np.array([0.5, -1.0]) - 0.01 / 0.1 * m / (np.sqrt(v) / np.sqrt(0.001) + 1e-8)
+    np.testing.assert_allclose(p.detach().numpy(), expected, rtol=1e-12)
+
+
+def test_optimizer_rejects_bad_arguments():
+    with pytest.raises(ValueError):
+        tandem.optim.SGD([nn.Parameter(tandem.ones(1))], lr=-1.0)
+    with pytest.raises(TypeError):
+        tandem.optim.SGD([1.0], lr=0.1)
+
+
+def test_training_loop_reduces_loss():
+    tandem.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 1))
+    opt = tandem.optim.Adam(model.parameters(), lr=0.01)
+    x = tandem.randn(64, 4)
+    y = (x * tandem.tensor([1.0, -2.0, 0.5, 3.0])).sum(1, keepdim=True)
+    losses = []
+    for _ in range(100):
+        opt.zero_grad()
+        loss = nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < 0.1 * losses[0]
+
+
+def test_compile_matches_eager_and_caches():
+    def f(a, b):
+        return (a @ b).relu() * 2 + a.sum()
+
+    cf = tandem.compile(f)
+    a, b = tandem.randn(3, 4), tandem.randn(4, 5)
+    np.testing.assert_array_equal(cf(a, b).numpy(), f(a, b).numpy())
+    np.testing.assert_array_equal(cf(a, b).numpy(), f(a, b).numpy())
+    assert cf.compiled.num_programs == 1 and cf.compiled.compiled_calls >= 1
+    a2, b2 = tandem.randn(2, 4), tandem.randn(4, 1)
+    np.testing.assert_array_equal(cf(a2, b2).numpy(), f(a2, b2).numpy())
+    assert cf.compiled.num_programs == 2
+
+
+def test_compile_multiple_outputs_and_decorator():
+    @tandem.compile
+    def f(x):
+        return x + 1, x * 3
+
+    x = tandem.arange(4, dtype=tandem.float32)
+    for _ in range(2):
+        r = f(x)
+        assert isinstance(r, tuple) and r[0].tolist() == [1, 2, 3, 4] and r[1].tolist() == [0, 3, 6, 9]
+
+
+def test_compile_graph_break_runs_eagerly_or_raises_when_strict():
+    def f(x):
+        return x * x.sum().item()
+
+    x = tandem.tensor([1.0, 2.0])
+    cf = tandem.compile(f)
+    assert cf(x).tolist() == [3.0, 6.0]
+    assert cf.compiled.eager_calls >= 1
+    strict = tandem.compile(f, strict=True)
+    with pytest.raises(tandem.GraphBreak):
+        strict(x)
+
+
+def test_compile_propagates_python_errors():
+    def f(x):
+        raise KeyError("inside")
+
+    with pytest.raises(KeyError):
+        tandem.compile(f)(tandem.ones(1))
+    with pytest.raises(TypeError):
+        tandem.compile(lambda x: 3)(tandem.ones(1))
+
+
+def test_compile_gradients_match_eager():
+    w = tandem.tensor([0.5, -1.5, 2.0], requires_grad=True)
+    cf = tandem.compile(lambda x, w: (x * w).tanh().sum())
+    x = tandem.tensor([1.0, 0.25, -0.5])
+    cf(x, w).backward()
+    g_compiled = w.grad.numpy().copy()
+    w.grad = None
+    (x * w).tanh().sum().backward()
+    np.testing.assert_allclose(g_compiled, w.grad.numpy(), rtol=1e-6)
+
+
+def test_numpy_backed_tensor_freed_during_backward_without_gil():
+    arr = np.array([1.0, 2.0, 3.0], dtype=np.float32)
+    x = tandem.from_numpy(arr)
+    w = tandem.ones(3, requires_grad=True)
+    y = (x * w).sum()
+    del x, arr
+    gc.collect()
+    y.backward()  # frees the graph (and the numpy-backed input) with the GIL released
+    assert w.grad.tolist() == [1.0, 2.0, 3.0]
+
+
+def test_ops_from_threads():
+    results = []
+
+    def work(seed):
+        a = tandem.full((64, 64), float(seed))
+        results.append((a @ a).sum().item())
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(results) == sorted(float(s * s * 64 * 64 * 64) for s in range(4))
