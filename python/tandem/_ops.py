@@ -17,7 +17,59 @@ _POS = inspect.Parameter.POSITIONAL_OR_KEYWORD
 _VARARG_LISTS = {"size", "sizes", "shape", "dims", "repeats"}
 
 
+# Ops whose PyTorch positional order puts an attribute before a tensor input (tandem's
+# schemas list tensor inputs first): positional arguments are matched by these names.
+# In-place variants ("<name>_") follow their op.
+_TORCH_ORDER = {
+    "gather": ("self", "dim", "index", "sparse_grad"),
+    "scatter": ("self", "dim", "index", "src", "value"),
+    "scatter_add": ("self", "dim", "index", "src"),
+    "scatter_reduce": ("self", "dim", "index", "src", "reduce", "include_self"),
+    "index_select": ("self", "dim", "index"),
+    "index_add": ("self", "dim", "index", "source", "alpha"),
+    "index_copy": ("self", "dim", "index", "source"),
+    "index_fill": ("self", "dim", "index", "value"),
+    "index_put": ("self", "indices", "values", "accumulate"),
+    "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps"),
+    "group_norm": ("input", "num_groups", "weight", "bias", "eps"),
+}
+
+
+def torch_order(op):
+    """PyTorch's positional parameter names for `op` when they differ from its schema's
+    order, else None."""
+    return _TORCH_ORDER.get(op.name[:-1] if op.is_inplace else op.name)
+
+
+def _reordered(op, order):
+    n = len(order)
+
+    def call(*args, **kwargs):
+        if len(args) > n:
+            raise _C.TypeError(f"[{op.name}] takes at most {n} positional arguments ({len(args)} given)")
+        for name, a in zip(order, args):
+            if name in kwargs:
+                raise _C.TypeError(f"[{op.name}] got multiple values for argument '{name}'")
+            kwargs[name] = a
+        return op(**kwargs)
+    return call
+
+
 def _signature(op, method):
+    order = torch_order(op)
+    if order is not None:
+        names = list(order)
+        if not method and names[0] == "self":
+            names[0] = "input"
+        defaults = {n: d for n, d, _ in op.attrs}
+        params = []
+        for name in names:
+            d = defaults.get(name, _EMPTY)
+            if d is _EMPTY and params and params[-1].default is not _EMPTY:
+                d = None
+            params.append(inspect.Parameter(name, _POS, default=d))
+        return inspect.Signature(params)
+
     params = []
     seen_default = False
     for i, (name, optional) in enumerate(op.inputs):
@@ -57,8 +109,15 @@ def _doc(op):
 
 def make_function(op, name=None):
     """A Python function calling `op` (a tandem._C.Op), with its signature and docstring."""
-    def fn(*args, **kwargs):
-        return op(*args, **kwargs)
+    order = torch_order(op)
+    if order is not None:
+        call = _reordered(op, order)
+
+        def fn(*args, **kwargs):
+            return call(*args, **kwargs)
+    else:
+        def fn(*args, **kwargs):
+            return op(*args, **kwargs)
     fn.__name__ = fn.__qualname__ = name or op.name
     fn.__module__ = "tandem"
     fn.__doc__ = _doc(op)
@@ -72,7 +131,13 @@ def make_method(op, name=None):
     """A Tensor method calling `op` with self as its first input."""
     attrs = op.attrs
     n_tensor_args = len(op.inputs) - 1
-    if attrs and attrs[0][2] == "list[int]" and attrs[0][0] in _VARARG_LISTS and n_tensor_args == 0:
+    order = torch_order(op)
+    if order is not None:
+        call = _reordered(op, order)
+
+        def method(self, *args, **kwargs):
+            return call(self, *args, **kwargs)
+    elif attrs and attrs[0][2] == "list[int]" and attrs[0][0] in _VARARG_LISTS and n_tensor_args == 0:
         def method(self, *args, **kwargs):
             if len(args) > 1 and all(type(a) is int for a in args):
                 args = (list(args),)

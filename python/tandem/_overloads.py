@@ -49,6 +49,29 @@ def clamp_(input, min=None, max=None):
 clip, clip_ = clamp, clamp_
 
 
+_eye = _get("eye")
+
+
+def eye(n, m=None, *, dtype=None, requires_grad=False):
+    """The n x m identity matrix (m defaults to n); dtype default float32.
+    ValueError for a negative size."""
+    t = _eye(n, n if m is None else m, dtype) if dtype is not None else _eye(n, n if m is None else m)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+_repeat_interleave = _get("repeat_interleave")
+
+
+def repeat_interleave(input, repeats, dim=None, *, output_size=None):
+    """Repeats each element `repeats` times (an int, or a tensor of counts per element)
+    along dim (flattened when dim is None)."""
+    if isinstance(repeats, Tensor):
+        return _repeat_interleave(input, repeats, None, dim, output_size)
+    return _repeat_interleave(input, None, repeats, dim, output_size)
+
+
 def _method(name):
     return lambda input, *args, **kwargs: getattr(input, name)(*args, **kwargs)
 
@@ -72,8 +95,10 @@ broadcast_to = _function("broadcast_to", "broadcast_to(input, size): see Tensor.
 
 FUNCTIONS = {"max": max, "min": min, "median": median, "clamp": clamp, "clamp_": clamp_, "clip": clip,
              "clip_": clip_, "reshape": reshape, "flatten": flatten, "unflatten": unflatten, "t": t,
-             "narrow": narrow, "split": split, "chunk": chunk, "unbind": unbind, "broadcast_to": broadcast_to}
-METHODS = {"max": max, "min": min, "median": median, "clamp": clamp, "clamp_": clamp_, "clip": clip, "clip_": clip_}
+             "narrow": narrow, "split": split, "chunk": chunk, "unbind": unbind, "broadcast_to": broadcast_to,
+             "eye": eye, "repeat_interleave": repeat_interleave}
+METHODS = {"max": max, "min": min, "median": median, "clamp": clamp, "clamp_": clamp_, "clip": clip, "clip_": clip_,
+           "repeat_interleave": repeat_interleave}
 
 
 def install(namespace, tensor_class):

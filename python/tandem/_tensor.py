@@ -37,3 +37,19 @@ Tensor.T = property(_T)
 Tensor.mT = property(_mT)
 # numpy defers to Tensor's reflected operators (np.float64(2) * t is a Tensor).
 Tensor.__array_priority__ = 1000
+
+
+def _contains(self, element):
+    """`element in tensor`: whether any element equals it (a number or a tensor)."""
+    return bool((self == element).any())
+
+
+def _format(self, spec):
+    """format() of a one-element tensor formats its value (f"{loss:.3f}"); others use repr."""
+    if self.dim() == 0:
+        return format(self.item(), spec)
+    return format(repr(self), spec)
+
+
+Tensor.__contains__ = _contains
+Tensor.__format__ = _format

@@ -79,3 +79,21 @@ def test_array_protocol_and_numpy_scalars():
     assert np.asarray(t).tolist() == [1, 2, 3]
     r = np.float64(2.0) * tandem.tensor([1.0, 2.0])
     assert isinstance(r, tandem.Tensor) and r.tolist() == [2.0, 4.0]
+
+
+def test_no_reference_leaks():
+    import sys
+    a = np.ones(4, dtype=np.float32)
+    base = sys.getrefcount(a)
+    for _ in range(100):
+        t = tandem.from_numpy(a)
+        (t + 1).sum()
+        del t
+    assert sys.getrefcount(a) == base
+    t = tandem.ones(3)
+    base_t = sys.getrefcount(t)
+    for _ in range(100):
+        t.numpy()
+        t[0]
+        t.shape
+    assert sys.getrefcount(t) == base_t

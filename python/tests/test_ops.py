@@ -120,3 +120,42 @@ def test_bad_arguments_raise_type_error():
         tandem.add(t)
     with pytest.raises(TypeError):
         t.sum(keepdim="yes")
+
+
+def test_pytorch_positional_order_for_dim_before_index():
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=np.float32)
+    t = tandem.tensor(x)
+    idx = tandem.tensor([2, 0])
+    np.testing.assert_array_equal(tandem.index_select(t, 1, idx).numpy(), x[:, [2, 0]])
+    np.testing.assert_array_equal(t.index_select(0, tandem.tensor([1])).numpy(), x[[1]])
+    gi = np.array([[0, 2], [1, 0]])
+    np.testing.assert_array_equal(t.gather(1, tandem.tensor(gi)).numpy(), np.take_along_axis(x, gi, 1))
+    si = np.array([[0, 1, 0], [1, 0, 1]])
+    out = tandem.zeros(2, 3).scatter_add(0, tandem.tensor(si), t).numpy()
+    expected = np.zeros((2, 3), dtype=np.float32)
+    for i in range(2):
+        for j in range(3):
+            expected[si[i, j], j] += x[i, j]
+    np.testing.assert_array_equal(out, expected)
+    with pytest.raises(TypeError, match="multiple values"):
+        tandem.index_select(t, 0, idx, dim=1)
+
+
+def test_eye_layer_norm_repeat_interleave():
+    np.testing.assert_array_equal(tandem.eye(3).numpy(), np.eye(3, dtype=np.float32))
+    e = tandem.eye(2, 4, dtype=tandem.int64)
+    assert e.dtype is tandem.int64 and e.tolist() == np.eye(2, 4, dtype=np.int64).tolist()
+    x = np.array([[1.0, 2.0, 4.0], [0.0, -1.0, 1.0]], dtype=np.float32)
+    ln = tandem.layer_norm(tandem.tensor(x), [3]).numpy()
+    ref = (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(ln, ref, rtol=1e-5, atol=1e-6)
+    assert tandem.repeat_interleave(tandem.tensor([1, 2]), 2).tolist() == [1, 1, 2, 2]
+    r = tandem.tensor(x).repeat_interleave(tandem.tensor([1, 2]), dim=0)
+    np.testing.assert_array_equal(r.numpy(), np.repeat(x, [1, 2], axis=0))
+
+
+def test_contains_format_hash():
+    t = tandem.tensor([1, 2, 3])
+    assert 2 in t and 5 not in t
+    assert f"{tandem.tensor(0.123456):.3f}" == "0.123"
+    assert len({t, t, tandem.tensor([1, 2, 3])}) == 2  # hashed by identity, as PyTorch
