@@ -116,17 +116,20 @@ struct PyOp {
     size_t pos = 0;
     const size_t n_args = args.size();
     std::vector<Tensor> inputs;
+    // Keyword arguments are read, never removed: the dict may be the caller's own
+    // (op(**d) can pass it through); `used` counts them to find unexpected names.
+    size_t used = 0;
     auto take = [&](const std::string& name, const char* alias) -> py::object {
       if (pos < n_args) return args[pos++];
-      if (kwargs.contains(name)) {
-        py::object v = kwargs[py::str(name)];
-        PyDict_DelItemString(kwargs.ptr(), name.c_str());
-        return v;
+      if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), name.c_str())) {
+        ++used;
+        return py::reinterpret_borrow<py::object>(v);
       }
-      if (alias != nullptr && kwargs.contains(alias)) {
-        py::object v = kwargs[py::str(alias)];
-        PyDict_DelItemString(kwargs.ptr(), alias);
-        return v;
+      if (alias != nullptr) {
+        if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), alias)) {
+          ++used;
+          return py::reinterpret_borrow<py::object>(v);
+        }
       }
       return py::object();  // absent
     };
@@ -154,9 +157,16 @@ struct PyOp {
     if (pos < n_args) {
       throw TypeError(str_cat("[", op.name, "] takes at most ", n_in + op.attrs.size(), " arguments (", n_args, " given)"));
     }
-    if (!kwargs.empty()) {
-      throw TypeError(str_cat("[", op.name, "] got an unexpected keyword argument '",
-                              py::str(kwargs.begin()->first).cast<std::string>(), "'"));
+    if (used != kwargs.size()) {
+      for (auto item : kwargs) {
+        const std::string key = py::str(item.first).cast<std::string>();
+        bool known = !op.inputs.empty() && op.inputs[0].name == "self" && key == "input";
+        for (const auto& in : op.inputs) known = known || in.name == key;
+        for (const auto& a : op.attrs) known = known || a.name == key;
+        if (!known) throw TypeError(str_cat("[", op.name, "] got an unexpected keyword argument '", key, "'"));
+      }
+      // Every name is known but one was also given by position (or twice via its alias).
+      throw TypeError(str_cat("[", op.name, "] got multiple values for an argument"));
     }
     // Attributes whose default is None may hold different kinds; when the op rejects the
     // natural one, try the next candidate and remember what worked for this op.

@@ -159,3 +159,13 @@ def test_contains_format_hash():
     assert 2 in t and 5 not in t
     assert f"{tandem.tensor(0.123456):.3f}" == "0.123"
     assert len({t, t, tandem.tensor([1, 2, 3])}) == 2  # hashed by identity, as PyTorch
+
+
+def test_keyword_dict_is_not_modified_and_duplicates_raise():
+    t = tandem.tensor(X)
+    kw = {"dim": 1, "keepdim": True}
+    op = tandem.get_op("sum")
+    assert op(t, **kw).shape == (2, 1)
+    assert kw == {"dim": 1, "keepdim": True}
+    with pytest.raises(TypeError, match="multiple values"):
+        tandem.add(t, t, other=t)
