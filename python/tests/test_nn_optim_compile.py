@@ -202,3 +202,33 @@ def test_ops_from_threads():
     for t in threads:
         t.join()
     assert sorted(results) == sorted(float(s * s * 64 * 64 * 64) for s in range(4))
+
+
+def test_compile_module_matches_eager_with_parameter_gradients():
+    tandem.manual_seed(3)
+    model = nn.Sequential(nn.Linear(3, 5), nn.ReLU(), nn.Linear(5, 2))
+    cm = tandem.compile(model)
+    x = tandem.randn(4, 3)
+    for _ in range(2):
+        model.zero_grad()
+        out_c = cm(x)
+        out_c.sum().backward()
+        grads_c = [p.grad.numpy().copy() for p in model.parameters()]
+        model.zero_grad()
+        out_e = model(x)
+        out_e.sum().backward()
+        np.testing.assert_allclose(out_c.detach().numpy(), out_e.detach().numpy(), rtol=1e-6)
+        for gc_, p in zip(grads_c, model.parameters()):
+            np.testing.assert_allclose(gc_, p.grad.numpy(), rtol=1e-5, atol=1e-7)
+    assert all(isinstance(p, nn.Parameter) for p in model.parameters())  # restored after capture
+    assert cm.compiled_by_mode[True].compiled_calls >= 1
+
+
+def test_compiled_module_sees_parameter_updates():
+    lin = nn.Linear(2, 1)
+    cm = tandem.compile(lin)
+    x = tandem.ones(1, 2)
+    first = cm(x).item()
+    with tandem.no_grad():
+        lin.bias += 1.0
+    assert cm(x).item() == pytest.approx(first + 1.0)

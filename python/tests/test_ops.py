@@ -169,3 +169,17 @@ def test_keyword_dict_is_not_modified_and_duplicates_raise():
     assert kw == {"dim": 1, "keepdim": True}
     with pytest.raises(TypeError, match="multiple values"):
         tandem.add(t, t, other=t)
+
+
+def test_type_stubs_cover_the_api():
+    import ast
+    import os
+    path = os.path.join(os.path.dirname(tandem.__file__), "__init__.pyi")
+    tree = ast.parse(open(path).read())
+    top = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    assert {"Tensor", "dtype", "add", "index_select", "zeros", "tensor", "compile", "from_numpy"} <= top
+    tensor_cls = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Tensor")
+    methods = {n.name for n in tensor_cls.body if isinstance(n, ast.FunctionDef)}
+    assert {"add", "sum", "relu", "view", "backward", "__add__", "__radd__", "numpy"} <= methods
+    index_select = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "index_select")
+    assert [a.arg for a in index_select.args.args] == ["input", "dim", "index"]
