@@ -304,6 +304,29 @@ when self does not require grad or its graph was freed by an earlier backward.)d
         self.cast<Tensor&>().detach_();
         return py::reinterpret_borrow<py::object>(self);
       }, "Detaches in place and returns self.");
+  py::class_<autograd::RemovableHandle>(m, "RemovableHandle", "Removes the hook it was returned for.")
+      .def("remove", &autograd::RemovableHandle::remove, "Unregisters the hook (idempotent).");
+  cls.def("register_hook", [](const Tensor& x, py::function fn) {
+    // The hook runs inside backward, which runs without the GIL; the callable is dropped
+    // with the graph, on whichever thread frees it.
+    auto holder = std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* o) {
+      py::gil_scoped_acquire gil;
+      delete o;
+    });
+    return autograd::register_hook(x, [holder](const Tensor& grad) -> Tensor {
+      py::gil_scoped_acquire gil;
+      py::object r = (*holder)(grad);
+      if (r.is_none()) return Tensor();
+      if (!py::isinstance<Tensor>(r)) {
+        throw TypeError("[register_hook] a hook must return None or a Tensor, got " +
+                        py::str(py::type::of(r).attr("__name__")).cast<std::string>());
+      }
+      return r.cast<Tensor>();
+    });
+  }, py::arg("hook"), R"doc(Calls hook(grad) when this tensor's gradient is computed in a backward; a
+Tensor it returns replaces the gradient (None keeps it). Returns a handle whose remove()
+unregisters it. RuntimeError when the tensor does not require grad. An exception the
+hook raises propagates out of backward().)doc");
   m.def("_autograd_grad", [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                              py::object grad_outputs, std::optional<bool> retain_graph, bool create_graph,
                              bool allow_unused) {

@@ -159,3 +159,30 @@ def test_grad_through_indexing_and_registry_ops():
 def test_requires_grad_on_integer_tensor_fails():
     with pytest.raises((TypeError, ValueError)):
         tandem.tensor([1, 2], requires_grad=True)
+
+
+def test_tensor_hooks_observe_replace_and_remove():
+    x = tandem.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+    h1 = x.register_hook(lambda g: seen.append(g.tolist()))
+    (x * 3).sum().backward()
+    assert seen == [[3.0, 3.0]] and x.grad.tolist() == [3.0, 3.0]
+    h1.remove()
+    x.grad = None
+    y = x * 2
+    y.register_hook(lambda g: g * 10)  # on a non-leaf: replaces the gradient flowing back
+    y.sum().backward()
+    assert seen == [[3.0, 3.0]] and x.grad.tolist() == [20.0, 20.0]
+
+
+def test_hook_exception_propagates_with_its_type():
+    x = tandem.ones(2, requires_grad=True)
+
+    def bad(g):
+        raise KeyError("from the hook")
+
+    x.register_hook(bad)
+    with pytest.raises(KeyError, match="from the hook"):
+        (x * 2).sum().backward()
+    with pytest.raises(RuntimeError):
+        tandem.ones(2).register_hook(lambda g: g)
