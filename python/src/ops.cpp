@@ -240,8 +240,10 @@ const char* attr_kind_name(const AttrValue& v) {
 
 void bind_ops(py::module_& m) {
   py::class_<PyOp>(m, "Op", "A registered op (tandem's op registry), callable with the op's schema.")
-      .def("__call__", &PyOp::call)
-      .def_property_readonly("name", [](const PyOp& o) { return o.def->name; })
+      .def("__call__", &PyOp::call,
+           "op(*inputs, *attributes, **by_name): tensor inputs (numbers are wrapped), then attributes; "
+           "returns a Tensor or a tuple. TypeError for missing, unknown or ill-typed arguments.")
+      .def_property_readonly("name", [](const PyOp& o) { return o.def->name; }, "The registry name.")
       .def_property_readonly("inputs", [](const PyOp& o) {
         py::list l;
         for (const auto& in : o.def->inputs) l.append(py::make_tuple(in.name, in.optional));
@@ -254,9 +256,11 @@ void bind_ops(py::module_& m) {
       }, "[(name, default, kind)] of the attributes.")
       .def_property_readonly("variadic", [](const PyOp& o) { return o.def->variadic; },
                              "The last input takes a sequence of tensors (cat, stack).")
-      .def_property_readonly("num_outputs", [](const PyOp& o) { return o.def->num_outputs; })
-      .def_property_readonly("is_inplace", [](const PyOp& o) { return o.def->is_inplace; })
-      .def_property_readonly("random", [](const PyOp& o) { return o.def->random; })
+      .def_property_readonly("num_outputs", [](const PyOp& o) { return o.def->num_outputs; }, "Tensors it returns.")
+      .def_property_readonly("is_inplace", [](const PyOp& o) { return o.def->is_inplace; },
+                             "True for a '<name>_' variant writing into its first input.")
+      .def_property_readonly("random", [](const PyOp& o) { return o.def->random; },
+                             "True when it draws from the default generator.")
       .def("__repr__", [](const PyOp& o) { return "<tandem op " + o.def->name + ">"; });
   m.def("get_op", [](const std::string& name) { return PyOp{&get_op(name)}; }, py::arg("name"),
         "The registered op `name` (ValueError when there is none).");

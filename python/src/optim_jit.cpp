@@ -136,13 +136,17 @@ betas outside [0, 1), weight_decay < 0.)doc")
   });
 
   py::class_<PyCompiled>(m, "CompiledFunction", "A Python function of tensors compiled by tandem.compile.")
-      .def("__call__", &PyCompiled::call)
+      .def("__call__", &PyCompiled::call, "Runs the function on tensors (numbers become 0-d tensors).")
       .def_property_readonly("num_programs", [](const PyCompiled& c) { return c.compiled->num_programs(); },
                              "Programs in the cache (one per input signature).")
-      .def_property_readonly("compiled_calls", [](const PyCompiled& c) { return c.compiled->compiled_calls(); })
-      .def_property_readonly("eager_calls", [](const PyCompiled& c) { return c.compiled->eager_calls(); })
-      .def_property_readonly("captures", [](const PyCompiled& c) { return c.compiled->captures(); })
-      .def_property_readonly("warnings", [](const PyCompiled& c) { return c.compiled->warnings(); });
+      .def_property_readonly("compiled_calls", [](const PyCompiled& c) { return c.compiled->compiled_calls(); },
+                             "Calls that ran a compiled program.")
+      .def_property_readonly("eager_calls", [](const PyCompiled& c) { return c.compiled->eager_calls(); },
+                             "Calls that ran eagerly (graph breaks, fallbacks).")
+      .def_property_readonly("captures", [](const PyCompiled& c) { return c.compiled->captures(); },
+                             "Times the Python function was run to capture a program.")
+      .def_property_readonly("warnings", [](const PyCompiled& c) { return c.compiled->warnings(); },
+                             "One-time notices issued so far (graph breaks, recompile limit).");
   m.def("_compile", [](py::function fn, bool strict) {
     auto single = std::make_shared<int>(-1);
     // The Python function is released with the GIL held, whichever thread drops the last

@@ -284,11 +284,15 @@ RuntimeError when the tensor requires grad (unless force=True); TypeError for bf
         return x.to(dtype, copy);
       }, py::arg("dtype"), py::arg("copy") = false, "Converts to `dtype` (the tensor itself if it has it and not copy).")
       .def("__getitem__", [](const Tensor& x, py::handle key) {
+        // NumPy/PyTorch indexing: ints, slices, None, ..., bools, lists and tensors (int64
+        // indices or bool masks). Basic indices give views; IndexError out of range.
         auto idx = to_indices(key);
         py::gil_scoped_release nogil;
         return x.index(idx);
       })
       .def("__setitem__", [](Tensor& x, py::handle key, py::handle value) {
+        // x[key] = value in place: value is a number, a tensor or nested lists, broadcast
+        // to the indexed shape and converted to x's dtype.
         auto idx = to_indices(key);
         if (is_python_number(value)) {
           Scalar v = to_scalar(value);

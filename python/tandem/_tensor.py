@@ -53,3 +53,35 @@ def _format(self, spec):
 
 Tensor.__contains__ = _contains
 Tensor.__format__ = _format
+
+
+def _rebuild(array, dtype_name, requires_grad):
+    """Unpickles a tensor: a copy of `array` converted to the dtype named."""
+    t = _C.from_numpy(array).clone().to(_C.dtype_from_name(dtype_name))
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _reduce(self):
+    """Pickles the values, dtype and requires_grad (not the autograd history)."""
+    d = self.detach()
+    if d.dtype is _C.bfloat16:
+        d = d.to(_C.float32)  # exact: every bfloat16 is a float32
+    return (_rebuild, (d.numpy().copy(), self.dtype.name, self.requires_grad))
+
+
+def _deepcopy(self, memo):
+    """A copy with its own memory, the same requires_grad and no history (as a leaf)."""
+    t = self.detach().clone()
+    if self.requires_grad:
+        t.requires_grad_(True)
+    memo[id(self)] = t
+    return t
+
+
+Tensor.__reduce__ = _reduce
+Tensor.__deepcopy__ = _deepcopy
+# As PyTorch shows torch.Tensor: the class lives in the package's namespace.
+Tensor.__module__ = "tandem"
+_C.dtype.__module__ = "tandem"

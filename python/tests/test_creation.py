@@ -132,3 +132,16 @@ def test_conversion_methods():
     assert t.double().dtype is tandem.float64
     assert t.to(tandem.int32).dtype is tandem.int32
     assert t.bool().tolist() == [True, True]
+
+
+def test_pickle_and_deepcopy():
+    import copy
+    import pickle
+    for dt in (tandem.float32, tandem.int16, tandem.bool, tandem.bfloat16):
+        t = tandem.tensor([[1, 0], [3, 4]], dtype=dt)
+        u = pickle.loads(pickle.dumps(t))
+        assert u.dtype is dt and u.tolist() == t.tolist() and u.data_ptr() != t.data_ptr()
+    x = tandem.ones(2, requires_grad=True)
+    y = copy.deepcopy(x)
+    assert y.requires_grad and y.is_leaf and y.data_ptr() != x.data_ptr()
+    assert type(x).__module__ == "tandem" and repr(type(x)) == "<class 'tandem.Tensor'>"
