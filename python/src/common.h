@@ -31,5 +31,6 @@ py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_autograd(py::module_& m, py::class_<Tensor>& cls);
 void bind_optim_jit(py::module_& m);
+void bind_function(py::module_& m);
 
 }  // namespace tandem::python

@@ -3,7 +3,7 @@ import functools
 
 from . import _C
 
-__all__ = ["grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled"]
+__all__ = ["Function", "grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled"]
 
 
 def is_grad_enabled():
@@ -111,3 +111,43 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False):
     """Accumulates the gradients of `tensors` into the leaves' .grad (torch.autograd.backward)."""
     gts = None if grad_tensors is None else _seq(grad_tensors)
     _C._autograd_backward(_seq(tensors), gts, retain_graph, create_graph)
+
+
+class Function:
+    """A differentiable operation written in Python (torch.autograd.Function):
+
+        class Cube(tandem.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x * x * x
+
+            @staticmethod
+            def backward(ctx, grad):
+                (x,) = ctx.saved_tensors
+                return grad * 3 * x * x
+
+        y = Cube.apply(x)
+
+    forward(ctx, *args) runs without recording and returns a Tensor or a tuple of them;
+    backward(ctx, *grads) gets one gradient per output and returns one per argument of
+    forward (None for non-tensors or no gradient). ctx: save_for_backward,
+    saved_tensors, needs_input_grad, mark_dirty, mark_non_differentiable,
+    set_materialize_grads, and any attribute set in forward. Exceptions raised in
+    backward propagate out of backward().
+    """
+
+    @staticmethod
+    def forward(ctx, *args):
+        """The computation (subclasses define it)."""
+        raise NotImplementedError("autograd.Function subclasses define forward")
+
+    @staticmethod
+    def backward(ctx, *grads):
+        """The gradients of forward's arguments (subclasses define it)."""
+        raise NotImplementedError("autograd.Function subclasses define backward")
+
+    @classmethod
+    def apply(cls, *args):
+        """Runs forward and records the call so that backward runs in a backward pass."""
+        return _C._function_apply(cls, *args)

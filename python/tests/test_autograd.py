@@ -186,3 +186,64 @@ def test_hook_exception_propagates_with_its_type():
         (x * 2).sum().backward()
     with pytest.raises(RuntimeError):
         tandem.ones(2).register_hook(lambda g: g)
+
+
+class Cube(tandem.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * 3 * x * x
+
+
+class ScaleBoth(tandem.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, factor, b):
+        ctx.factor = factor
+        assert ctx.needs_input_grad == (True, False)
+        return a * factor, a + b
+
+    @staticmethod
+    def backward(ctx, g1, g2):
+        return g1 * ctx.factor + g2, None, None
+
+
+def test_python_autograd_function():
+    x = tandem.tensor([1.0, -2.0, 0.5], requires_grad=True)
+    y = Cube.apply(x)
+    assert y.grad_fn == "CubeBackward"
+    np.testing.assert_allclose(y.detach().numpy(), [1.0, -8.0, 0.125])
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 3 * np.array([1.0, -2.0, 0.5]) ** 2)
+    # higher order through create_graph: backward is written with tandem ops
+    x2 = tandem.tensor([2.0], requires_grad=True)
+    (g,) = tandem.autograd.grad(Cube.apply(x2), x2, create_graph=True)
+    (gg,) = tandem.autograd.grad(g, x2)
+    assert g.item() == 12.0 and gg.item() == 12.0
+
+
+def test_python_function_non_tensor_args_and_two_outputs():
+    a = tandem.tensor([1.0, 2.0], requires_grad=True)
+    b = tandem.tensor([5.0, 5.0])
+    p, s = ScaleBoth.apply(a, 4.0, b)
+    (p.sum() + s.sum()).backward()
+    assert a.grad.tolist() == [5.0, 5.0] and b.grad is None
+
+
+def test_python_function_backward_error_propagates():
+    class Bad(tandem.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ValueError("no gradient today")
+
+    x = tandem.ones(2, requires_grad=True)
+    with pytest.raises(ValueError, match="no gradient today"):
+        Bad.apply(x).sum().backward()
