@@ -1,6 +1,8 @@
 #pragma once
 // Shared pieces of the tandem._C extension: conversions between Python objects and
 // tandem values (dtypes, scalars, tensors), used by every binding file.
+#include <memory>
+
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -25,6 +27,11 @@ Scalar to_scalar(py::handle h);
 Tensor to_tensor_arg(py::handle h, const char* what);
 /// Tensor -> Python object; an undefined tensor becomes None.
 py::object tensor_or_none(const Tensor& t);
+
+/// A Python object shared with C++ code that may drop it on any thread, with or without
+/// the GIL: the deleter takes the GIL, and after interpreter shutdown leaks the reference
+/// (a C++ static can outlive the interpreter).
+std::shared_ptr<py::object> shared_py(py::object o);
 
 void bind_dtypes_and_errors(py::module_& m);
 py::class_<Tensor> bind_tensor(py::module_& m);

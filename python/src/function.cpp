@@ -38,7 +38,14 @@ const char* const kRefsKey = "__python_function__";
 
 std::shared_ptr<PyRefs> make_refs() {
   return std::shared_ptr<PyRefs>(new PyRefs(), [](PyRefs* r) {
-    py::gil_scoped_acquire gil;
+    if (!Py_IsInitialized()) {  // after shutdown: leak the references, nothing to free
+      r->cls.release();
+      r->ctx.release();
+    } else {
+      py::gil_scoped_acquire gil;
+      r->cls = py::object();
+      r->ctx = py::object();
+    }
     delete r;
   });
 }

@@ -58,6 +58,19 @@ Tensor to_tensor_arg(py::handle h, const char* what) {
                           py::str(py::type::of(h).attr("__name__")).cast<std::string>()));
 }
 
+std::shared_ptr<py::object> shared_py(py::object o) {
+  return std::shared_ptr<py::object>(new py::object(std::move(o)), [](py::object* p) {
+    if (!Py_IsInitialized()) {
+      p->release();  // the interpreter is gone: nothing left to decrement
+    } else {
+      py::gil_scoped_acquire gil;
+      p->dec_ref();
+      p->release();
+    }
+    delete p;
+  });
+}
+
 py::object tensor_or_none(const Tensor& t) {
   if (!t.defined()) return py::none();
   return py::cast(t);

@@ -313,10 +313,7 @@ when self does not require grad or its graph was freed by an earlier backward.)d
   cls.def("register_hook", [](const Tensor& x, py::function fn) {
     // The hook runs inside backward, which runs without the GIL; the callable is dropped
     // with the graph, on whichever thread frees it.
-    auto holder = std::shared_ptr<py::object>(new py::object(std::move(fn)), [](py::object* o) {
-      py::gil_scoped_acquire gil;
-      delete o;
-    });
+    auto holder = shared_py(std::move(fn));
     return autograd::register_hook(x, [holder](const Tensor& grad) -> Tensor {
       py::gil_scoped_acquire gil;
       py::object r = (*holder)(grad);

@@ -151,10 +151,7 @@ betas outside [0, 1), weight_decay < 0.)doc")
     auto single = std::make_shared<int>(-1);
     // The Python function is released with the GIL held, whichever thread drops the last
     // reference to the compiled function.
-    auto holder = std::shared_ptr<py::object>(new py::object(fn), [](py::object* o) {
-      py::gil_scoped_acquire gil;
-      delete o;
-    });
+    auto holder = shared_py(fn);
     jit::CompileOptions opts;
     opts.strict = strict;
     return PyCompiled{jit::compile(PyTensorFn{holder, single}, opts), single};

@@ -232,3 +232,35 @@ def test_compiled_module_sees_parameter_updates():
     with tandem.no_grad():
         lin.bias += 1.0
     assert cm(x).item() == pytest.approx(first + 1.0)
+
+
+def test_interpreter_exits_cleanly_with_live_objects():
+    import subprocess
+    import sys
+    script = """
+import numpy as np, tandem
+from tandem import nn
+keep = {}
+keep['np'] = tandem.from_numpy(np.ones(3, dtype=np.float32))
+keep['f'] = tandem.compile(lambda a: a * 2)
+keep['f'](tandem.ones(2))
+x = tandem.ones(2, requires_grad=True)
+x.register_hook(lambda g: g)
+keep['graph'] = (x * keep['np'][:2]).sum()
+class Sq(tandem.autograd.Function):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return a * a
+    @staticmethod
+    def backward(ctx, g):
+        return 2 * g * ctx.saved_tensors[0]
+keep['fn'] = Sq.apply(x)
+keep['m'] = tandem.compile(nn.Linear(2, 2))
+keep['m'](tandem.ones(1, 2))
+print("ok")
+"""
+    site = ["-S"] if sys.flags.no_site else []  # as this interpreter runs (ctest: no site)
+    r = subprocess.run([sys.executable, *site, "-c", script], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
