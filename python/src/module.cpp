@@ -158,4 +158,5 @@ PYBIND11_MODULE(_C, m) {
   tandem::python::bind_autograd(m, tensor_class);
   tandem::python::bind_optim_jit(m);
   tandem::python::bind_function(m);
+  tandem::python::bind_dlpack(m, tensor_class);
 }

@@ -13,7 +13,7 @@ Errors are tandem.Error subclasses that also derive from the matching built-in
 (tandem.TypeError is a TypeError, tandem.ShapeError a RuntimeError, ...).
 """
 from . import _C
-from ._C import Tensor, dtype, from_numpy, get_op, all_ops, manual_seed, get_default_dtype, set_default_dtype, Error
+from ._C import Tensor, dtype, from_numpy, from_dlpack, get_op, all_ops, manual_seed, get_default_dtype, set_default_dtype, Error
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, rand, randn, zeros_like, ones_like,
                         full_like, empty_like, rand_like, randn_like)
 from . import _tensor  # noqa: F401  (adds Python-level Tensor methods)

@@ -97,3 +97,35 @@ def test_no_reference_leaks():
         t[0]
         t.shape
     assert sys.getrefcount(t) == base_t
+
+
+@pytest.mark.parametrize("np_dtype", [np.float32, np.float64, np.int64, np.int32, np.int8, np.uint8, np.float16])
+def test_dlpack_round_trips_with_numpy(np_dtype):
+    a = np.arange(12).astype(np_dtype).reshape(3, 4)[:, 1:]
+    t = tandem.from_dlpack(a)
+    assert t.shape == (3, 3) and t.stride() == (4, 1)
+    assert t.data_ptr() == a.ctypes.data
+    np.testing.assert_array_equal(t.numpy(), a)
+    b = np.from_dlpack(t)
+    assert np.shares_memory(a, b) and b.dtype == np_dtype
+    t[0, 0] = 7
+    assert a[0, 0] == 7 and b[0, 0] == 7
+
+
+def test_dlpack_keeps_producer_alive_and_refuses_grad():
+    import gc
+    t = tandem.from_dlpack(np.arange(4, dtype=np.float64))
+    gc.collect()
+    assert t.tolist() == [0.0, 1.0, 2.0, 3.0]
+    b = np.from_dlpack(tandem.arange(3))
+    gc.collect()
+    assert b.tolist() == [0, 1, 2]
+    assert tandem.ones(1).__dlpack_device__() == (1, 0)
+    with pytest.raises(RuntimeError):
+        tandem.ones(2, requires_grad=True).__dlpack__()
+    with pytest.raises(TypeError):
+        tandem.from_dlpack(np.zeros(2, dtype=np.complex64))
+    cap = tandem.arange(3).__dlpack__()
+    assert tandem.from_dlpack(cap).tolist() == [0, 1, 2]
+    with pytest.raises(TypeError):
+        tandem.from_dlpack(cap)  # a capsule is consumed once
