@@ -47,7 +47,8 @@ std::vector<int64_t> to_int_list(py::handle h, const OpDef& op, const AttrSpec& 
 // A Python value as the attribute `spec` of `op`. The default's alternative says the
 // kind; a None default takes the value's natural kind, or `hint` once learnt.
 AttrValue to_attr(py::handle h, const OpDef& op, const AttrSpec& spec, Kind hint) {
-  if (h.is_none()) return std::monostate{};
+  // None means "the default", as for PyTorch's optional arguments (stride=None).
+  if (h.is_none()) return spec.default_value;
   auto wrong = [&](const char* expected) {
     return TypeError(str_cat("[", op.name, "] argument '", spec.name, "' must be ", expected, ", got ", type_name(h)));
   };

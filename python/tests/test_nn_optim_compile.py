@@ -264,3 +264,19 @@ print("ok")
     r = subprocess.run([sys.executable, *site, "-c", script], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+def test_functional_pytorch_signatures():
+    F = nn.functional
+    w = tandem.tensor([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+    idx = tandem.tensor([[2, 0]])
+    e = F.embedding(idx, w)
+    assert e.shape == (1, 2, 2) and e.tolist() == [[[4.0, 5.0], [0.0, 1.0]]]
+    x = tandem.ones(1000)
+    assert F.dropout(x, 0.5, training=False).tolist() == x.tolist()
+    y = F.dropout(x, p=0.5)
+    kept = y.numpy()
+    assert set(np.unique(kept)) <= {0.0, 2.0} and 300 < (kept == 0).sum() < 700
+    img = tandem.arange(16, dtype=tandem.float32).reshape(1, 1, 4, 4)
+    p = F.max_pool2d(img, 2, stride=None)  # None: the default (stride = kernel)
+    assert p.tolist() == [[[[5.0, 7.0], [13.0, 15.0]]]]

@@ -27,4 +27,25 @@ def _install():
 
 
 _install()
+_dropout_op, _embedding_op = _C.get_op("dropout"), _C.get_op("embedding")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zeroes each element with probability p and scales the rest by 1/(1-p) when
+    training (identity otherwise), drawing from the default generator. ValueError for p
+    outside [0, 1]; tandem.NotImplementedError for inplace=True."""
+    if inplace:
+        raise _C.NotImplementedError("[dropout] inplace=True is not supported")
+    return _dropout_op(input, p, training)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    """Rows of weight (num_embeddings, dim) picked by the int64 indices `input` (any
+    shape) -> input.shape + (dim,). padding_idx's row gets no gradient. IndexError for an
+    index out of range; tandem.NotImplementedError for max_norm or sparse."""
+    if max_norm is not None or sparse:
+        raise _C.NotImplementedError("[embedding] max_norm and sparse are not supported")
+    return _embedding_op(weight, input, padding_idx, scale_grad_by_freq)
+
+
 __all__ = [n for n in _NAMES if n in globals()]
