@@ -6,6 +6,7 @@ PyTorch's: tandem.sum(x, dim=1, keepdim=True)). Numbers are accepted where a ten
 is expected (tandem.add(x, 2)). Ops whose first input is the tensor itself also become
 Tensor methods (x.sum(1)). Names defined by hand (tandem.tensor, Tensor.to, ...) win.
 """
+import collections
 import inspect
 
 from . import _C
@@ -33,6 +34,25 @@ _TORCH_ORDER = {
     "layer_norm": ("input", "normalized_shape", "weight", "bias", "eps"),
     "group_norm": ("input", "num_groups", "weight", "bias", "eps"),
 }
+
+
+# Ops returning (values, indices) as PyTorch's named tuples (x.max(1).values).
+_RETURN_FIELDS = {name: ("values", "indices") for name in
+                  ("max_dim", "min_dim", "median_dim", "sort", "topk", "kthvalue", "mode", "cummax", "cummin")}
+_RETURN_TYPES = {}
+
+
+def return_type(op_name):
+    """The named-tuple class of op_name's outputs (tandem.return_types.<name>), or None."""
+    base = op_name[:-1] if op_name.endswith("_") else op_name
+    fields = _RETURN_FIELDS.get(base)
+    if fields is None:
+        return None
+    cls = _RETURN_TYPES.get(base)
+    if cls is None:
+        cls = _RETURN_TYPES[base] = collections.namedtuple(base, fields)
+        cls.__module__ = "tandem.return_types"
+    return cls
 
 
 def torch_order(op):
@@ -118,6 +138,12 @@ def make_function(op, name=None):
     else:
         def fn(*args, **kwargs):
             return op(*args, **kwargs)
+    rt = return_type(op.name)
+    if rt is not None:
+        plain = fn
+
+        def fn(*args, **kwargs):
+            return rt(*plain(*args, **kwargs))
     fn.__name__ = fn.__qualname__ = name or op.name
     fn.__module__ = "tandem"
     fn.__doc__ = _doc(op)
@@ -145,6 +171,12 @@ def make_method(op, name=None):
     else:
         def method(self, *args, **kwargs):
             return op(self, *args, **kwargs)
+    rt = return_type(op.name)
+    if rt is not None:
+        plain_method = method
+
+        def method(self, *args, **kwargs):
+            return rt(*plain_method(self, *args, **kwargs))
     method.__name__ = method.__qualname__ = name or op.name
     method.__doc__ = _doc(op)
     sig = _signature(op, True)

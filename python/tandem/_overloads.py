@@ -10,12 +10,15 @@ _get = _C.get_op
 def _reduce_or_dim(full_name, dim_name, pairwise):
     full, by_dim, pair = _get(full_name), _get(dim_name), _get(pairwise) if pairwise else None
 
+    from ._ops import return_type
+    rt = return_type(dim_name)
+
     def fn(input, dim=None, keepdim=False):
         if isinstance(dim, Tensor) and pair is not None:
             return pair(input, dim)
         if dim is None:
             return full(input)
-        return by_dim(input, dim, keepdim)
+        return rt(*by_dim(input, dim, keepdim))
     fn.__name__ = fn.__qualname__ = full_name
     fn.__doc__ = (f"{full_name}(input): the {full_name} of all elements (0-d). {full_name}(input, dim, keepdim=False): "
                   f"a tuple (values, indices) along dim (IndexError for a dim out of range)."
@@ -72,6 +75,40 @@ def repeat_interleave(input, repeats, dim=None, *, output_size=None):
     return _repeat_interleave(input, None, repeats, dim, output_size)
 
 
+_unique = _get("unique")
+
+
+def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    """The distinct elements (sorted); with return_inverse/return_counts also the index of
+    each input element in them and the count of each, as torch.unique returns them."""
+    values, inverse, counts = _unique(input, sorted, return_inverse, return_counts, dim)
+    out = (values,) + ((inverse,) if return_inverse else ()) + ((counts,) if return_counts else ())
+    return out[0] if len(out) == 1 else out
+
+
+_einsum = _get("einsum")
+
+
+def einsum(equation, *operands):
+    """Sums products of the operands' elements as the subscripts in `equation` say
+    ("ij,jk->ik" is a matrix product). Operands as arguments or one list."""
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return _einsum(list(operands), equation)
+
+
+_where, _nonzero = _get("where"), _get("nonzero")
+
+
+def where(condition, input=None, other=None):
+    """where(condition, input, other): input where condition, else other (numbers or
+    tensors, broadcast). where(condition): the indices of the true elements, one int64
+    tensor per dim (nonzero(condition, as_tuple=True))."""
+    if input is None and other is None:
+        return tuple(_nonzero(condition).unbind(1))
+    return _where(condition, input, other)
+
+
 def _method(name):
     return lambda input, *args, **kwargs: getattr(input, name)(*args, **kwargs)
 
@@ -96,9 +133,10 @@ broadcast_to = _function("broadcast_to", "broadcast_to(input, size): see Tensor.
 FUNCTIONS = {"max": max, "min": min, "median": median, "clamp": clamp, "clamp_": clamp_, "clip": clip,
              "clip_": clip_, "reshape": reshape, "flatten": flatten, "unflatten": unflatten, "t": t,
              "narrow": narrow, "split": split, "chunk": chunk, "unbind": unbind, "broadcast_to": broadcast_to,
-             "eye": eye, "repeat_interleave": repeat_interleave}
+             "eye": eye, "repeat_interleave": repeat_interleave, "unique": unique, "einsum": einsum,
+             "where": where}
 METHODS = {"max": max, "min": min, "median": median, "clamp": clamp, "clamp_": clamp_, "clip": clip, "clip_": clip_,
-           "repeat_interleave": repeat_interleave}
+           "repeat_interleave": repeat_interleave, "unique": unique}
 
 
 def install(namespace, tensor_class):

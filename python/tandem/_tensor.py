@@ -85,3 +85,29 @@ Tensor.__deepcopy__ = _deepcopy
 # As PyTorch shows torch.Tensor: the class lives in the package's namespace.
 Tensor.__module__ = "tandem"
 _C.dtype.__module__ = "tandem"
+
+
+def _new(fill):
+    def new(self, *size, dtype=None, requires_grad=False):
+        from . import _creation
+        dt = self.dtype if dtype is None else dtype
+        return getattr(_creation, fill)(*size, dtype=dt, requires_grad=requires_grad)
+    new.__name__ = "new_" + fill
+    new.__doc__ = f"tandem.{fill}(*size) with self's dtype unless dtype is given."
+    return new
+
+
+def _new_full(self, size, fill_value, *, dtype=None, requires_grad=False):
+    """tandem.full(size, fill_value) with self's dtype unless dtype is given."""
+    from . import _creation
+    return _creation.full(size, fill_value, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, requires_grad=False):
+    """tandem.tensor(data) with self's dtype unless dtype is given."""
+    from . import _creation
+    return _creation.tensor(data, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+
+Tensor.new_zeros, Tensor.new_ones, Tensor.new_empty = _new("zeros"), _new("ones"), _new("empty")
+Tensor.new_full, Tensor.new_tensor = _new_full, _new_tensor

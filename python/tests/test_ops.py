@@ -183,3 +183,24 @@ def test_type_stubs_cover_the_api():
     assert {"add", "sum", "relu", "view", "backward", "__add__", "__radd__", "numpy"} <= methods
     index_select = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "index_select")
     assert [a.arg for a in index_select.args.args] == ["input", "dim", "index"]
+
+
+def test_named_tuples_and_pytorch_overloads():
+    t = tandem.tensor(X)
+    r = t.max(dim=1)
+    assert r.values.tolist() == X.max(1).tolist() and r.indices.tolist() == X.argmax(1).tolist()
+    s = tandem.sort(t, descending=True)
+    np.testing.assert_array_equal(s.values.numpy(), -np.sort(-X, axis=1))
+    assert t.topk(1).indices.shape == (2, 1)
+    u = tandem.tensor([3, 1, 3, 2])
+    assert tandem.unique(u).tolist() == [1, 2, 3]
+    vals, counts = tandem.unique(u, return_counts=True)
+    assert counts.tolist() == [1, 1, 2]
+    np.testing.assert_allclose(tandem.einsum("ij,kj->ik", t, t).numpy(), X @ X.T, rtol=1e-6)
+    np.testing.assert_allclose(tandem.einsum("ii", [tandem.eye(3)]).item(), 3.0)
+    rows, cols = tandem.where(t > 1)
+    assert rows.tolist() == list(np.where(X > 1)[0]) and cols.tolist() == list(np.where(X > 1)[1])
+    z = t.new_zeros(2, 2)
+    assert z.dtype is tandem.float32 and z.tolist() == [[0, 0], [0, 0]]
+    assert tandem.tensor([1]).new_full((2,), 5).tolist() == [5, 5]
+    assert t.new_tensor([1, 2]).dtype is tandem.float32
