@@ -24,18 +24,16 @@ py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotI
 // a OP b for Python's binary operators; `reflected` for __radd__ & co. (b OP a).
 // NotImplemented for operands that are neither tensors nor numbers, so Python tries the
 // other side (and raises its usual TypeError).
-py::object binary(const char* name, py::handle a, py::handle b, bool reflected) {
+py::object binary(const OpDef& op, py::handle a, py::handle b, bool reflected) {
   if (!py::isinstance<Tensor>(b) && !is_python_number(b)) return not_implemented();
-  const OpDef& op = get_op(name);
   Tensor ta = a.cast<Tensor>();
   Tensor tb = to_tensor_arg(b, "other");
   return py::cast(reflected ? run1(op, {tb, ta}) : run1(op, {ta, tb}));
 }
 
 // a OP= b: the op's in-place variant writes into a, which Python then rebinds to itself.
-py::object inplace(const char* name, py::handle a, py::handle b) {
+py::object inplace(const OpDef& op, py::handle a, py::handle b) {
   if (!py::isinstance<Tensor>(b) && !is_python_number(b)) return not_implemented();
-  const OpDef& op = get_op(std::string(name) + "_");
   run1(op, {a.cast<Tensor>(), to_tensor_arg(b, "other")});
   return py::reinterpret_borrow<py::object>(a);
 }
@@ -315,17 +313,19 @@ RuntimeError when the tensor requires grad (unless force=True); TypeError for bf
                 Bin{"floordiv", "floor_divide"}, Bin{"mod", "remainder"}, Bin{"pow", "pow"},
                 Bin{"matmul", "matmul"}, Bin{"and", "bitwise_and"}, Bin{"or", "bitwise_or"},
                 Bin{"xor", "bitwise_xor"}}) {
+    // Ops are looked up once, here (they registered at load time).
     const std::string n = b.py;
-    const char* op = b.op;
-    t.def(("__" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(op, a, o, false); }, py::is_operator());
-    t.def(("__r" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(op, a, o, true); }, py::is_operator());
+    const OpDef* op = &get_op(b.op);
+    t.def(("__" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, false); }, py::is_operator());
+    t.def(("__r" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, true); }, py::is_operator());
     if (n != "matmul") {
-      t.def(("__i" + n + "__").c_str(), [op](py::handle a, py::handle o) { return inplace(op, a, o); }, py::is_operator());
+      const OpDef* op_ = &get_op(std::string(b.op) + "_");
+      t.def(("__i" + n + "__").c_str(), [op_](py::handle a, py::handle o) { return inplace(*op_, a, o); }, py::is_operator());
     }
   }
   for (Bin b : {Bin{"eq", "eq"}, Bin{"ne", "ne"}, Bin{"lt", "lt"}, Bin{"le", "le"}, Bin{"gt", "gt"}, Bin{"ge", "ge"}}) {
-    const char* op = b.op;
-    t.def((std::string("__") + b.py + "__").c_str(), [op](py::handle a, py::handle o) { return binary(op, a, o, false); },
+    const OpDef* op = &get_op(b.op);
+    t.def((std::string("__") + b.py + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, false); },
           py::is_operator());
   }
   t.def("__neg__", [](const Tensor& x) { return run1(get_op("neg"), {x}); })
