@@ -280,3 +280,42 @@ def test_functional_pytorch_signatures():
     img = tandem.arange(16, dtype=tandem.float32).reshape(1, 1, 4, 4)
     p = F.max_pool2d(img, 2, stride=None)  # None: the default (stride = kernel)
     assert p.tolist() == [[[[5.0, 7.0], [13.0, 15.0]]]]
+
+
+def _conv2d_ref(x, w, b, stride, padding):
+    x = np.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)))
+    n, c, h, wd = x.shape
+    o, _, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    out = np.zeros((n, o, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            patch = x[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw]
+            out[:, :, i, j] = np.tensordot(patch, w, axes=([1, 2, 3], [1, 2, 3]))
+    return out + b[None, :, None, None]
+
+
+def test_cnn_layers_against_numpy():
+    tandem.manual_seed(0)
+    conv = nn.Conv2d(2, 3, 3, stride=2, padding=1)
+    x = np.random.default_rng(1).standard_normal((2, 2, 5, 5)).astype(np.float32)
+    y = conv(tandem.tensor(x))
+    ref = _conv2d_ref(x, conv.weight.detach().numpy(), conv.bias.detach().numpy(), 2, 1)
+    assert y.shape == ref.shape
+    np.testing.assert_allclose(y.detach().numpy(), ref, rtol=1e-4, atol=1e-5)
+    bound = 1 / np.sqrt(2 * 9)
+    assert np.abs(conv.weight.detach().numpy()).max() <= bound
+    pool = nn.MaxPool2d(2)
+    p = pool(tandem.tensor(x)).numpy()
+    np.testing.assert_array_equal(p, x[:, :, :4, :4].reshape(2, 2, 2, 2, 2, 2).max(axis=(3, 5)))
+    model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(0.5),
+                          nn.Linear(4 * 2 * 2, 3))
+    model.eval()
+    logits = model(tandem.tensor(x))
+    assert logits.shape == (2, 3)
+    target = tandem.tensor([0, 2])
+    loss = nn.CrossEntropyLoss()(logits, target)
+    np.testing.assert_allclose(loss.item(), nn.functional.cross_entropy(logits, target).item())
+    loss.backward()
+    assert model[0].weight.grad.shape == (4, 2, 3, 3)
+    assert nn.MSELoss(reduction="sum")(tandem.ones(2), tandem.zeros(2)).item() == 2.0

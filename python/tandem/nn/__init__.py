@@ -8,7 +8,8 @@ from .. import _C
 from .._C import Tensor
 from . import functional
 
-__all__ = ["Parameter", "Module", "Linear", "ReLU", "Sequential", "functional"]
+__all__ = ["Parameter", "Module", "Linear", "Conv2d", "ReLU", "Tanh", "Sigmoid", "Identity", "Flatten", "Dropout",
+           "MaxPool2d", "Sequential", "CrossEntropyLoss", "MSELoss", "functional"]
 
 
 class Parameter(Tensor):
@@ -261,3 +262,122 @@ class Sequential(Module):
 
     def __iter__(self):
         return iter(self._modules.values())
+
+
+def _pair(v):
+    return [v, v] if isinstance(v, int) else list(v)
+
+
+class Conv2d(Module):
+    """2-d convolution (torch.nn.Conv2d): (N, in_channels, H, W) -> (N, out_channels, H', W').
+    weight (out_channels, in_channels // groups, kH, kW) and bias start uniform in
+    ±1/sqrt(fan_in), as PyTorch's. ShapeError when the input's channels differ."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True):
+        super().__init__()
+        self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
+        self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
+        self.padding, self.dilation = _pair(padding), _pair(dilation)
+        fan_in = (in_channels // groups) * self.kernel_size[0] * self.kernel_size[1]
+        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
+        self.weight = Parameter(_uniform((out_channels, in_channels // groups, *self.kernel_size), bound))
+        if bias:
+            self.bias = Parameter(_uniform((out_channels,), bound))
+        else:
+            self.register_parameter("bias", None)
+
+    def forward(self, input):
+        return functional.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation, self.groups)
+
+    def extra_repr(self):
+        return (f"{self.in_channels}, {self.out_channels}, kernel_size={tuple(self.kernel_size)}, "
+                f"stride={tuple(self.stride)}")
+
+
+class MaxPool2d(Module):
+    """Max over kernel_size windows every stride (default kernel_size) positions
+    (torch.nn.MaxPool2d): (N, C, H, W) -> (N, C, H', W')."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+        super().__init__()
+        self.kernel_size = _pair(kernel_size)
+        self.stride = self.kernel_size if stride is None else _pair(stride)
+        self.padding, self.dilation, self.ceil_mode = _pair(padding), _pair(dilation), ceil_mode
+
+    def forward(self, input):
+        return functional.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
+
+    def extra_repr(self):
+        return f"kernel_size={tuple(self.kernel_size)}, stride={tuple(self.stride)}"
+
+
+class Tanh(Module):
+    """tanh elementwise (torch.nn.Tanh)."""
+
+    def forward(self, input):
+        return functional.tanh(input)
+
+
+class Sigmoid(Module):
+    """1 / (1 + exp(-x)) elementwise (torch.nn.Sigmoid)."""
+
+    def forward(self, input):
+        return functional.sigmoid(input)
+
+
+class Identity(Module):
+    """Returns its input (torch.nn.Identity)."""
+
+    def forward(self, input):
+        return input
+
+
+class Flatten(Module):
+    """Dims start_dim..end_dim merged into one (torch.nn.Flatten; default all but the batch dim)."""
+
+    def __init__(self, start_dim=1, end_dim=-1):
+        super().__init__()
+        self.start_dim, self.end_dim = start_dim, end_dim
+
+    def forward(self, input):
+        return input.flatten(self.start_dim, self.end_dim)
+
+
+class Dropout(Module):
+    """Zeroes elements with probability p and scales the rest by 1/(1-p) in training mode;
+    the identity in eval mode (torch.nn.Dropout)."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        self.p = p
+
+    def forward(self, input):
+        return functional.dropout(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class CrossEntropyLoss(Module):
+    """functional.cross_entropy as a module: logits (N, C) and int64 targets (N) -> loss
+    (torch.nn.CrossEntropyLoss)."""
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__()
+        self.weight, self.ignore_index = weight, ignore_index
+        self.reduction, self.label_smoothing = reduction, label_smoothing
+
+    def forward(self, input, target):
+        return functional.cross_entropy(input, target, self.weight, self.reduction, self.ignore_index,
+                                        self.label_smoothing)
+
+
+class MSELoss(Module):
+    """Mean (or sum, or none) of squared differences (torch.nn.MSELoss)."""
+
+    def __init__(self, reduction="mean"):
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, target):
+        return functional.mse_loss(input, target, self.reduction)
