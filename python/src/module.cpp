@@ -158,5 +158,6 @@ PYBIND11_MODULE(_C, m) {
   tandem::python::bind_autograd(m, tensor_class);
   tandem::python::bind_optim_jit(m);
   tandem::python::bind_function(m);
+  tandem::python::bind_data(m);
   tandem::python::bind_dlpack(m, tensor_class);
 }

@@ -20,7 +20,7 @@ from . import _tensor  # noqa: F401  (adds Python-level Tensor methods)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import _ops, _overloads
-from . import optim, nn
+from . import optim, nn, utils, datasets
 from ._compile import compile
 from ._C import GraphBreak
 
