@@ -1,0 +1,45 @@
+#pragma once
+// Shared pieces of the tandem._C extension: conversions between Python objects and
+// tandem values (dtypes, scalars, tensors), used by every binding file.
+#include <memory>
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "tandem/tandem.h"
+
+namespace tandem::python {
+
+namespace py = pybind11;
+
+/// The cached Python object for `t` (one per dtype, so `x.dtype is tandem.float32` holds).
+py::object dtype_object(DType t);
+
+/// True for Python bool/int/float (and numpy scalars of those kinds), not for tensors.
+bool is_python_number(py::handle h);
+/// A Python number as a Scalar of the same category (bool, int or float).
+/// Raises TypeError for anything else.
+Scalar to_scalar(py::handle h);
+/// A tensor argument: a Tensor, or a Python number wrapped as a 0-d tensor that ranks
+/// below tensors in type promotion (as PyTorch wraps `x + 2`). `what` names the argument
+/// in the TypeError raised for anything else.
+Tensor to_tensor_arg(py::handle h, const char* what);
+/// Tensor -> Python object; an undefined tensor becomes None.
+py::object tensor_or_none(const Tensor& t);
+
+/// A Python object shared with C++ code that may drop it on any thread, with or without
+/// the GIL: the deleter takes the GIL, and after interpreter shutdown leaks the reference
+/// (a C++ static can outlive the interpreter).
+std::shared_ptr<py::object> shared_py(py::object o);
+
+void bind_dtypes_and_errors(py::module_& m);
+py::class_<Tensor> bind_tensor(py::module_& m);
+void bind_ops(py::module_& m);
+void bind_autograd(py::module_& m, py::class_<Tensor>& cls);
+void bind_optim_jit(py::module_& m);
+void bind_function(py::module_& m);
+void bind_data(py::module_& m);
+void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
+
+}  // namespace tandem::python

@@ -1,0 +1,161 @@
+// tandem._C optimizers (the C++ optim::SGD/Adam/AdamW over Python-held parameters, so a
+// Python training loop updates exactly as the C++ one) and tandem._C.CompiledFunction
+// (jit::compile over a Python function of tensors).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common.h"
+
+namespace tandem::python {
+
+namespace {
+
+std::vector<Tensor> param_list(py::iterable params) {
+  std::vector<Tensor> out;
+  for (py::handle p : params) {
+    if (!py::isinstance<Tensor>(p)) {
+      throw TypeError("[optim] parameters must be Tensors, got " +
+                      py::str(py::type::of(p).attr("__name__")).cast<std::string>());
+    }
+    out.push_back(p.cast<Tensor>());
+  }
+  return out;
+}
+
+// The Python exception class GraphBreak maps to (set at import).
+PyObject* g_graph_break = nullptr;
+
+// A Python function as a jit TensorFn. The compiled function calls it (with the GIL
+// released around the call) to capture: take the GIL, call, convert the result.
+struct PyTensorFn {
+  std::shared_ptr<py::object> fn;      // owned under the GIL (see the deleter below)
+  std::shared_ptr<int> returns_single;  // -1 unknown, 1 a Tensor, 0 a tuple/list
+
+  std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const {
+    py::gil_scoped_acquire gil;
+    py::tuple args(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) args[i] = py::cast(inputs[i]);
+    py::object r;
+    try {
+      r = (*fn)(*args);
+    } catch (py::error_already_set& e) {
+      // A data read inside the function (x.item()) breaks the graph: give capture back its
+      // own exception so it falls back to eager instead of failing the call.
+      if (g_graph_break != nullptr && e.matches(g_graph_break)) {
+        std::string msg = py::str(e.value()).cast<std::string>();
+        const std::string prefix = "[compile] graph break: ";
+        if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
+        throw GraphBreak(msg);
+      }
+      throw;
+    }
+    std::vector<Tensor> out;
+    if (py::isinstance<Tensor>(r)) {
+      *returns_single = 1;
+      out.push_back(r.cast<Tensor>());
+      return out;
+    }
+    if (!PyTuple_Check(r.ptr()) && !PyList_Check(r.ptr())) {
+      throw TypeError("[compile] the function must return a Tensor or a tuple/list of Tensors, got " +
+                      py::str(py::type::of(r).attr("__name__")).cast<std::string>());
+    }
+    *returns_single = 0;
+    for (py::handle e : py::reinterpret_borrow<py::sequence>(r)) {
+      if (!py::isinstance<Tensor>(e)) throw TypeError("[compile] the function returned a sequence with a non-Tensor");
+      out.push_back(e.cast<Tensor>());
+    }
+    return out;
+  }
+};
+
+struct PyCompiled {
+  std::shared_ptr<jit::CompiledFunction> compiled;
+  std::shared_ptr<int> returns_single;
+
+  py::object call(py::args args) {
+    std::vector<Tensor> inputs;
+    for (py::handle a : args) inputs.push_back(to_tensor_arg(a, "input"));
+    std::vector<Tensor> out;
+    {
+      py::gil_scoped_release nogil;
+      out = (*compiled)(inputs);
+    }
+    if (*returns_single == 1 && out.size() == 1) return py::cast(out[0]);
+    py::tuple t(out.size());
+    for (size_t i = 0; i < out.size(); ++i) t[i] = py::cast(out[i]);
+    return t;
+  }
+};
+
+}  // namespace
+
+void bind_optim_jit(py::module_& m) {
+  py::class_<optim::Optimizer>(m, "Optimizer", "Base of the C++ optimizers (tandem.optim).")
+      .def("step", [](optim::Optimizer& o) {
+        py::gil_scoped_release nogil;
+        o.step();
+      }, "One update of every parameter that has a .grad (under no_grad).")
+      .def("zero_grad", &optim::Optimizer::zero_grad, py::arg("set_to_none") = true,
+           "Clears the parameters' .grad (None by default, else zeros in place).")
+      .def_property_readonly("name", &optim::Optimizer::name);
+  py::class_<optim::SGD, optim::Optimizer>(m, "SGD", R"doc(Stochastic gradient descent (torch.optim.SGD), the C++ optimizer.
+
+With g = grad + weight_decay * p: momentum buffer b = g first, then momentum * b +
+(1 - dampening) * g; p -= lr * (g + momentum * b if nesterov else b). ValueError for
+negative lr/momentum/weight_decay, nesterov without momentum, non-leaf or integer params.)doc")
+      .def(py::init([](py::iterable params, double lr, double momentum, double dampening, double weight_decay,
+                       bool nesterov, bool maximize) {
+        return std::make_unique<optim::SGD>(param_list(params), optim::SGDOptions(lr).momentum(momentum)
+                                                                    .dampening(dampening).weight_decay(weight_decay)
+                                                                    .nesterov(nesterov).maximize(maximize));
+      }), py::arg("params"), py::arg("lr"), py::arg("momentum") = 0.0, py::arg("dampening") = 0.0,
+           py::arg("weight_decay") = 0.0, py::arg("nesterov") = false, py::arg("maximize") = false);
+  py::class_<optim::Adam, optim::Optimizer>(m, "Adam", R"doc(Adam (torch.optim.Adam), the C++ optimizer: bias-corrected first and second
+moments; amsgrad keeps the running max of the second. ValueError for lr < 0, eps < 0,
+betas outside [0, 1), weight_decay < 0.)doc")
+      .def(py::init([](py::iterable params, double lr, std::pair<double, double> betas, double eps,
+                       double weight_decay, bool amsgrad, bool maximize) {
+        return std::make_unique<optim::Adam>(param_list(params), optim::AdamOptions(lr).betas(betas.first, betas.second)
+                                                                     .eps(eps).weight_decay(weight_decay)
+                                                                     .amsgrad(amsgrad).maximize(maximize));
+      }), py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = std::make_pair(0.9, 0.999),
+           py::arg("eps") = 1e-8, py::arg("weight_decay") = 0.0, py::arg("amsgrad") = false,
+           py::arg("maximize") = false);
+
+  py::object graph_break = py::reinterpret_steal<py::object>(
+      PyErr_NewException("tandem.GraphBreak", py::make_tuple(m.attr("Error"), py::module_::import("builtins").attr("RuntimeError")).ptr(), nullptr));
+  m.attr("GraphBreak") = graph_break;
+  g_graph_break = graph_break.release().ptr();  // kept for the life of the process
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const GraphBreak& e) {
+      PyErr_SetString(g_graph_break, e.what());
+    }
+  });
+
+  py::class_<PyCompiled>(m, "CompiledFunction", "A Python function of tensors compiled by tandem.compile.")
+      .def("__call__", &PyCompiled::call, "Runs the function on tensors (numbers become 0-d tensors).")
+      .def_property_readonly("num_programs", [](const PyCompiled& c) { return c.compiled->num_programs(); },
+                             "Programs in the cache (one per input signature).")
+      .def_property_readonly("compiled_calls", [](const PyCompiled& c) { return c.compiled->compiled_calls(); },
+                             "Calls that ran a compiled program.")
+      .def_property_readonly("eager_calls", [](const PyCompiled& c) { return c.compiled->eager_calls(); },
+                             "Calls that ran eagerly (graph breaks, fallbacks).")
+      .def_property_readonly("captures", [](const PyCompiled& c) { return c.compiled->captures(); },
+                             "Times the Python function was run to capture a program.")
+      .def_property_readonly("warnings", [](const PyCompiled& c) { return c.compiled->warnings(); },
+                             "One-time notices issued so far (graph breaks, recompile limit).");
+  m.def("_compile", [](py::function fn, bool strict) {
+    auto single = std::make_shared<int>(-1);
+    // The Python function is released with the GIL held, whichever thread drops the last
+    // reference to the compiled function.
+    auto holder = shared_py(fn);
+    jit::CompileOptions opts;
+    opts.strict = strict;
+    return PyCompiled{jit::compile(PyTensorFn{holder, single}, opts), single};
+  }, py::arg("fn"), py::arg("strict") = false);
+}
+
+}  // namespace tandem::python

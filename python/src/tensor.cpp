@@ -1,0 +1,412 @@
+// tandem._C.Tensor: properties, Python operators, indexing, conversions to Python values
+// and numpy (zero-copy both ways), and the creation functions the package wraps.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common.h"
+
+namespace tandem::python {
+
+namespace {
+
+std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
+
+// Runs a registered op by name without the GIL (kernels may take long; other Python
+// threads run meanwhile). The OpDef is looked up once per call site.
+Tensor run1(const OpDef& op, std::vector<Tensor> inputs) {
+  py::gil_scoped_release nogil;
+  return dispatch1(op, inputs);
+}
+
+py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
+
+// a OP b for Python's binary operators; `reflected` for __radd__ & co. (b OP a).
+// NotImplemented for operands that are neither tensors nor numbers, so Python tries the
+// other side (and raises its usual TypeError).
+py::object binary(const OpDef& op, py::handle a, py::handle b, bool reflected) {
+  if (!py::isinstance<Tensor>(b) && !is_python_number(b)) return not_implemented();
+  Tensor ta = a.cast<Tensor>();
+  Tensor tb = to_tensor_arg(b, "other");
+  return py::cast(reflected ? run1(op, {tb, ta}) : run1(op, {ta, tb}));
+}
+
+// a OP= b: the op's in-place variant writes into a, which Python then rebinds to itself.
+py::object inplace(const OpDef& op, py::handle a, py::handle b) {
+  if (!py::isinstance<Tensor>(b) && !is_python_number(b)) return not_implemented();
+  run1(op, {a.cast<Tensor>(), to_tensor_arg(b, "other")});
+  return py::reinterpret_borrow<py::object>(a);
+}
+
+using indexing::TensorIndex;
+
+std::optional<int64_t> opt_index(py::handle h) {
+  if (h.is_none()) return std::nullopt;
+  return py::reinterpret_borrow<py::object>(h).attr("__index__")().cast<int64_t>();
+}
+
+TensorIndex to_index(py::handle h) {
+  if (h.is_none()) return TensorIndex(indexing::None);
+  if (h.ptr() == Py_Ellipsis) return TensorIndex(indexing::Ellipsis);
+  if (PyBool_Check(h.ptr())) return TensorIndex(h.ptr() == Py_True);
+  if (py::isinstance<Tensor>(h)) return TensorIndex(h.cast<Tensor>());
+  if (PySlice_Check(h.ptr())) {
+    auto s = py::reinterpret_borrow<py::slice>(h);
+    return TensorIndex(indexing::Slice(opt_index(s.attr("start")), opt_index(s.attr("stop")), opt_index(s.attr("step"))));
+  }
+  if (PyIndex_Check(h.ptr()) && !py::isinstance<py::array>(h)) {
+    return TensorIndex(py::reinterpret_borrow<py::object>(h).attr("__index__")().cast<int64_t>());
+  }
+  if (PyList_Check(h.ptr()) || py::isinstance<py::array>(h)) {
+    // A list or array of indices (or bools) becomes an index tensor, as in PyTorch.
+    return TensorIndex(py::module_::import("tandem").attr("tensor")(h).cast<Tensor>());
+  }
+  throw IndexError("[__getitem__] only integers, slices (`:`), ellipsis (`...`), None, bools, lists and tensors "
+                   "are valid indices, got " + type_name(h));
+}
+
+std::vector<TensorIndex> to_indices(py::handle key) {
+  std::vector<TensorIndex> out;
+  if (PyTuple_Check(key.ptr())) {
+    for (py::handle e : py::reinterpret_borrow<py::tuple>(key)) out.push_back(to_index(e));
+  } else {
+    out.push_back(to_index(key));
+  }
+  return out;
+}
+
+py::object scalar_to_py(const Scalar& s) {
+  if (s.is_bool()) return py::bool_(s.to_bool());
+  if (s.is_integral()) return py::int_(s.to_int());
+  return py::float_(s.to_double());
+}
+
+// Nested lists of sizes[d:] from contiguous data of type T.
+template <typename T, typename Py>
+py::object nested_list(const T* data, IntArrayRef sizes, size_t d, int64_t& pos) {
+  py::list out(sizes[d]);
+  for (int64_t i = 0; i < sizes[d]; ++i) {
+    if (d + 1 == sizes.size()) out[i] = Py(data[pos++]);
+    else out[i] = nested_list<T, Py>(data, sizes, d + 1, pos);
+  }
+  return out;
+}
+
+// numpy's name for a tandem dtype; TypeError for bfloat16 (numpy has none).
+py::dtype numpy_dtype(DType t) {
+  switch (t) {
+    case DType::Bool: return py::dtype("bool");
+    case DType::UInt8: return py::dtype("uint8");
+    case DType::Int8: return py::dtype("int8");
+    case DType::Int16: return py::dtype("int16");
+    case DType::Int32: return py::dtype("int32");
+    case DType::Int64: return py::dtype("int64");
+    case DType::Float16: return py::dtype("float16");
+    case DType::Float32: return py::dtype("float32");
+    case DType::Float64: return py::dtype("float64");
+    case DType::BFloat16: break;
+  }
+  throw TypeError("[numpy] numpy has no " + std::string(dtype_name(t)) + " dtype; convert first, e.g. x.float().numpy()");
+}
+
+DType dtype_of_numpy(const py::dtype& d) {
+  const char kind = d.kind();
+  const auto size = d.itemsize();
+  const bool native = d.attr("isnative").cast<bool>();
+  if (native) {
+    if (kind == 'b' && size == 1) return DType::Bool;
+    if (kind == 'u' && size == 1) return DType::UInt8;
+    if (kind == 'i' && size == 1) return DType::Int8;
+    if (kind == 'i' && size == 2) return DType::Int16;
+    if (kind == 'i' && size == 4) return DType::Int32;
+    if (kind == 'i' && size == 8) return DType::Int64;
+    if (kind == 'f' && size == 2) return DType::Float16;
+    if (kind == 'f' && size == 4) return DType::Float32;
+    if (kind == 'f' && size == 8) return DType::Float64;
+  }
+  throw TypeError("[from_numpy] can't convert a numpy array of dtype " + py::str(py::handle(d)).cast<std::string>() +
+                  "; the supported dtypes are bool, uint8, int8, int16, int32, int64, float16, float32 and float64");
+}
+
+py::array to_numpy(const Tensor& t, bool force) {
+  TANDEM_CHECK(force || !t.requires_grad(), RuntimeError, "numpy",
+               "can't call numpy() on a tensor that requires grad; use tensor.detach().numpy()");
+  py::dtype dt = numpy_dtype(t.dtype());
+  std::vector<py::ssize_t> shape(t.sizes().begin(), t.sizes().end());
+  std::vector<py::ssize_t> strides;
+  for (int64_t s : t.strides()) strides.push_back(static_cast<py::ssize_t>(s * t.element_size()));
+  // The capsule owns a reference to the tensor: the array keeps its storage alive.
+  auto* keep = new Tensor(t.detach());
+  py::capsule owner(keep, [](void* p) { delete static_cast<Tensor*>(p); });
+  return py::array(dt, shape, strides, keep->data_ptr(), owner);
+}
+
+Tensor from_numpy(py::handle obj) {
+  if (!py::isinstance<py::array>(obj)) throw TypeError("[from_numpy] expected a numpy.ndarray, got " + type_name(obj));
+  auto a = py::reinterpret_borrow<py::array>(obj);
+  const DType dt = dtype_of_numpy(a.dtype());
+  const auto item = a.itemsize();
+  DimVector sizes, strides;
+  for (py::ssize_t d = 0; d < a.ndim(); ++d) {
+    sizes.push_back(a.shape(d));
+    const auto s = a.strides(d);
+    TANDEM_CHECK(s >= 0 && s % item == 0, ValueError, "from_numpy",
+                 "the array's strides (", py::str(a.attr("strides")).cast<std::string>(),
+                 ") are negative or not a multiple of its element size; copy it first (np.ascontiguousarray)");
+    strides.push_back(s / item);
+  }
+  void* data = const_cast<void*>(a.data());
+  TANDEM_CHECK(reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(item) == 0, ValueError, "from_numpy",
+               "the array's data is not aligned to its element size; copy it first");
+  // The tensor holds a reference to the array; dropping it needs the GIL, which the
+  // thread that frees the storage (any thread) may not hold.
+  PyObject* ref = a.inc_ref().ptr();
+  auto release = [ref](void*) {
+    if (!Py_IsInitialized()) return;
+    py::gil_scoped_acquire gil;
+    Py_DECREF(ref);
+  };
+  return from_blob(data, sizes, dt, release, strides);
+}
+
+py::tuple sizes_tuple(IntArrayRef s) {
+  py::tuple out(s.size());
+  for (size_t i = 0; i < s.size(); ++i) out[i] = py::int_(s[i]);
+  return out;
+}
+
+DimVector to_sizes(const std::vector<int64_t>& v) { return DimVector(v.begin(), v.end()); }
+
+// Sizes given as ints (x.reshape(2, 3)) or as one sequence (x.reshape((2, 3))).
+DimVector shape_args(const py::args& args) {
+  if (args.size() == 1 && (PyList_Check(args[0].ptr()) || PyTuple_Check(args[0].ptr()))) {
+    return to_sizes(args[0].cast<std::vector<int64_t>>());
+  }
+  DimVector out;
+  for (py::handle a : args) out.push_back(py::reinterpret_borrow<py::object>(a).attr("__index__")().cast<int64_t>());
+  return out;
+}
+
+TensorOptions options(std::optional<DType> dtype, bool requires_grad) {
+  TensorOptions o;
+  if (dtype) o = o.dtype(*dtype);
+  return o.requires_grad(requires_grad);
+}
+
+}  // namespace
+
+py::class_<Tensor> bind_tensor(py::module_& m) {
+  py::class_<Tensor> t(m, "Tensor", R"doc(A strided n-dimensional array with autograd (torch.Tensor).
+
+Create tensors with tandem.tensor, zeros, ones, full, arange, randn, rand, empty or
+from_numpy. Every registered op is also a method (x.sum(dim=0), x.relu()).)doc");
+
+  // Tensor(t): another handle on t's tensor (same data, flags and history). Exists so that
+  // Python subclasses (tandem.nn.Parameter) can initialise their C++ part.
+  t.def(py::init([](const Tensor& other) { return Tensor(other); }), py::arg("other"));
+  t.def_property_readonly("shape", [](const Tensor& x) { return sizes_tuple(x.sizes()); },
+                          "The sizes as a tuple of ints.")
+      .def("size", [](const Tensor& x, std::optional<int64_t> dim) -> py::object {
+        if (dim) return py::int_(x.size(*dim));
+        return sizes_tuple(x.sizes());
+      }, py::arg("dim") = py::none(),
+           "size() -> tuple of the sizes; size(dim) -> the size of one dim (IndexError out of range).")
+      .def("stride", [](const Tensor& x, std::optional<int64_t> dim) -> py::object {
+        if (dim) return py::int_(x.stride(*dim));
+        return sizes_tuple(x.strides());
+      }, py::arg("dim") = py::none(), "Strides in elements: a tuple, or one dim's stride.")
+      .def("dim", &Tensor::dim, "The number of dims.")
+      .def("ndimension", &Tensor::dim, "The number of dims.")
+      .def_property_readonly("ndim", &Tensor::dim, "The number of dims.")
+      .def("numel", &Tensor::numel, "The number of elements.")
+      .def("nelement", &Tensor::numel, "The number of elements.")
+      .def("element_size", &Tensor::element_size, "Bytes per element.")
+      .def_property_readonly("dtype", [](const Tensor& x) { return dtype_object(x.dtype()); }, "The element type.")
+      .def_property_readonly("device", [](const Tensor&) { return std::string("cpu"); }, "Always 'cpu' for now.")
+      .def("is_contiguous", &Tensor::is_contiguous, "True when the strides are row-major contiguous.")
+      .def("is_floating_point", &Tensor::is_floating_point, "True for floating dtypes.")
+      .def("storage_offset", &Tensor::storage_offset, "Offset of the first element in its storage (elements).")
+      .def("data_ptr", [](const Tensor& x) { return reinterpret_cast<uintptr_t>(x.data_ptr()); },
+           "Address of the first element.")
+      .def_property_readonly("_version", &Tensor::_version, "The storage's version counter (bumped by in-place writes).")
+      .def("__repr__", &Tensor::to_string)
+      .def("__hash__", [](py::handle self) { return reinterpret_cast<intptr_t>(self.ptr()); })
+      .def("__len__", [](const Tensor& x) {
+        TANDEM_CHECK(x.dim() > 0, TypeError, "len", "len() of a 0-d tensor");
+        return x.size(0);
+      })
+      .def("__iter__", [](const Tensor& x) {
+        TANDEM_CHECK(x.dim() > 0, TypeError, "iter", "iteration over a 0-d tensor");
+        return py::iter(py::cast(x.unbind(0)));
+      })
+      .def("__bool__", [](const Tensor& x) {
+        TANDEM_CHECK(x.numel() == 1, RuntimeError, "bool",
+                     "the truth value of a tensor with ", x.numel(), " elements is ambiguous");
+        return x.item().to_bool();
+      })
+      .def("__float__", [](const Tensor& x) { return x.item().to_double(); })
+      .def("__int__", [](const Tensor& x) { return x.item().to_int(); })
+      .def("__index__", [](const Tensor& x) {
+        TANDEM_CHECK(is_integral(x.dtype(), true) && x.numel() == 1, TypeError, "__index__",
+                     "only integer tensors of a single element can be converted to an index");
+        return x.item().to_int();
+      })
+      .def("item", [](const Tensor& x) { return scalar_to_py(x.item()); },
+           "The value of a one-element tensor as a Python bool, int or float (ValueError otherwise).")
+      .def("tolist", [](const Tensor& x) -> py::object {
+        NoGradGuard no_grad;
+        if (x.dim() == 0) return scalar_to_py(x.item());
+        int64_t pos = 0;
+        if (x.dtype() == DType::Bool) {
+          Tensor c = x.contiguous();
+          return nested_list<bool, py::bool_>(c.data_ptr<bool>(), c.sizes(), 0, pos);
+        }
+        if (x.is_floating_point()) {
+          Tensor c = x.to(DType::Float64).contiguous();
+          return nested_list<double, py::float_>(c.data_ptr<double>(), c.sizes(), 0, pos);
+        }
+        Tensor c = x.to(DType::Int64).contiguous();
+        return nested_list<int64_t, py::int_>(c.data_ptr<int64_t>(), c.sizes(), 0, pos);
+      }, "The elements as nested Python lists (a Python number for a 0-d tensor).")
+      .def("numpy", &to_numpy, py::arg("force") = false,
+           R"doc(A numpy array sharing this tensor's memory (any strides; no copy).
+
+RuntimeError when the tensor requires grad (unless force=True); TypeError for bfloat16.)doc")
+      .def("__array__", [](const Tensor& x, py::object dtype) {
+        py::object a = to_numpy(x, false);
+        if (!dtype.is_none()) a = a.attr("astype")(dtype);
+        return a;
+      }, py::arg("dtype") = py::none())
+      .def("to", [](const Tensor& x, DType dtype, bool copy) {
+        py::gil_scoped_release nogil;
+        return x.to(dtype, copy);
+      }, py::arg("dtype"), py::arg("copy") = false, "Converts to `dtype` (the tensor itself if it has it and not copy).")
+      .def("__getitem__", [](const Tensor& x, py::handle key) {
+        // NumPy/PyTorch indexing: ints, slices, None, ..., bools, lists and tensors (int64
+        // indices or bool masks). Basic indices give views; IndexError out of range.
+        auto idx = to_indices(key);
+        py::gil_scoped_release nogil;
+        return x.index(idx);
+      })
+      .def("__setitem__", [](Tensor& x, py::handle key, py::handle value) {
+        // x[key] = value in place: value is a number, a tensor or nested lists, broadcast
+        // to the indexed shape and converted to x's dtype.
+        auto idx = to_indices(key);
+        if (is_python_number(value)) {
+          Scalar v = to_scalar(value);
+          py::gil_scoped_release nogil;
+          x.index_put_(idx, v);
+          return;
+        }
+        Tensor v = py::isinstance<Tensor>(value) ? value.cast<Tensor>()
+                                                 : py::module_::import("tandem").attr("tensor")(value).cast<Tensor>();
+        py::gil_scoped_release nogil;
+        x.index_put_(idx, v);
+      });
+
+  // Python operators, all through the registered ops (so autograd and capture see them).
+  struct Bin {
+    const char* py;
+    const char* op;
+  };
+  for (Bin b : {Bin{"add", "add"}, Bin{"sub", "sub"}, Bin{"mul", "mul"}, Bin{"truediv", "div"},
+                Bin{"floordiv", "floor_divide"}, Bin{"mod", "remainder"}, Bin{"pow", "pow"},
+                Bin{"matmul", "matmul"}, Bin{"and", "bitwise_and"}, Bin{"or", "bitwise_or"},
+                Bin{"xor", "bitwise_xor"}}) {
+    // Ops are looked up once, here (they registered at load time).
+    const std::string n = b.py;
+    const OpDef* op = &get_op(b.op);
+    t.def(("__" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, false); }, py::is_operator());
+    t.def(("__r" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, true); }, py::is_operator());
+    if (n != "matmul") {
+      const OpDef* op_ = &get_op(std::string(b.op) + "_");
+      t.def(("__i" + n + "__").c_str(), [op_](py::handle a, py::handle o) { return inplace(*op_, a, o); }, py::is_operator());
+    }
+  }
+  for (Bin b : {Bin{"eq", "eq"}, Bin{"ne", "ne"}, Bin{"lt", "lt"}, Bin{"le", "le"}, Bin{"gt", "gt"}, Bin{"ge", "ge"}}) {
+    const OpDef* op = &get_op(b.op);
+    t.def((std::string("__") + b.py + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, false); },
+          py::is_operator());
+  }
+  t.def("__neg__", [](const Tensor& x) { return run1(get_op("neg"), {x}); })
+      .def("__pos__", [](const Tensor& x) { return x; })
+      .def("__abs__", [](const Tensor& x) { return run1(get_op("abs"), {x}); })
+      .def("__invert__", [](const Tensor& x) { return run1(get_op("bitwise_not"), {x}); });
+
+  // C++ Tensor methods that are compositions of registered ops (no registry entry of
+  // their own), with PyTorch's Python signatures. Shapes given unpacked or as one sequence.
+  t.def("reshape", [](const Tensor& x, py::args shape) {
+    const DimVector sizes = shape_args(shape);
+    py::gil_scoped_release nogil;
+    return x.reshape(sizes);
+  },
+        "A view with the given shape when the strides allow, else a copy; one size may be -1. "
+        "ShapeError when the element counts differ.")
+      .def("t", [](const Tensor& x) { return x.t(); }, "Transpose of a tensor of at most 2 dims (a view); ShapeError above 2.")
+      .def("zero_", [](py::handle self) {
+        Tensor x = self.cast<Tensor>();
+        {
+          py::gil_scoped_release nogil;
+          x.zero_();
+        }
+        return py::reinterpret_borrow<py::object>(self);
+      }, "Fills with zeros in place; returns self.")
+      .def("contiguous", [](const Tensor& x) { return x.contiguous(); }, "self if contiguous, else a contiguous copy.")
+      .def("flatten", [](const Tensor& x, int64_t s, int64_t e) { return x.flatten(s, e); },
+           py::arg("start_dim") = 0, py::arg("end_dim") = -1, "Dims start_dim..end_dim merged into one (a view when possible).")
+      .def("unflatten", [](const Tensor& x, int64_t dim, const std::vector<int64_t>& sizes) {
+        return x.unflatten(dim, to_sizes(sizes));
+      }, py::arg("dim"), py::arg("sizes"), "Dim `dim` split into `sizes` (one may be -1).")
+      .def("narrow", &Tensor::narrow, py::arg("dim"), py::arg("start"), py::arg("length"),
+           "The view of `length` elements of dim `dim` from `start`; IndexError out of range.")
+      .def("split", [](const Tensor& x, py::object size, int64_t dim) {
+        if (PyList_Check(size.ptr()) || PyTuple_Check(size.ptr())) {
+          return x.split_with_sizes(to_sizes(size.cast<std::vector<int64_t>>()), dim);
+        }
+        return x.split(size.cast<int64_t>(), dim);
+      }, py::arg("split_size_or_sections"), py::arg("dim") = 0,
+           "Views of `split_size` elements along `dim` (the last may be shorter), or of the given sizes.")
+      .def("chunk", &Tensor::chunk, py::arg("chunks"), py::arg("dim") = 0, "At most `chunks` views along `dim`.")
+      .def("unbind", &Tensor::unbind, py::arg("dim") = 0, "The slices along `dim` (views), as a list.")
+      .def("expand_as", &Tensor::expand_as, py::arg("other"), "expand to other's shape (a view).")
+      .def("view_as", &Tensor::view_as, py::arg("other"), "view with other's shape.")
+      .def("reshape_as", &Tensor::reshape_as, py::arg("other"), "reshape to other's shape.")
+      .def("broadcast_to", [](const Tensor& x, const std::vector<int64_t>& s) { return x.expand(to_sizes(s)); },
+           py::arg("size"), "expand to `size` (a view).")
+      .def("clone", [](const Tensor& x) {
+        py::gil_scoped_release nogil;
+        return x.clone();
+      }, "A contiguous copy (differentiable).");
+
+  m.def("from_numpy", &from_numpy, py::arg("ndarray"),
+        R"doc(A tensor sharing the memory of a numpy array (no copy), which it keeps alive.
+
+dtype: the array's (bool, uint8, int8, int16, int32, int64, float16, float32, float64;
+TypeError otherwise). ValueError for negative or unaligned strides.)doc");
+  m.def("_empty", [](const std::vector<int64_t>& size, std::optional<DType> dtype, bool rg) {
+    return empty(to_sizes(size), options(dtype, rg));
+  });
+  m.def("_zeros", [](const std::vector<int64_t>& size, std::optional<DType> dtype, bool rg) {
+    return zeros(to_sizes(size), options(dtype, rg));
+  });
+  m.def("_ones", [](const std::vector<int64_t>& size, std::optional<DType> dtype, bool rg) {
+    return ones(to_sizes(size), options(dtype, rg));
+  });
+  m.def("_full", [](const std::vector<int64_t>& size, py::handle value, std::optional<DType> dtype, bool rg) {
+    return full(to_sizes(size), to_scalar(value), options(dtype, rg));
+  });
+  m.def("_rand", [](const std::vector<int64_t>& size, std::optional<DType> dtype, bool rg) {
+    return rand(to_sizes(size), options(dtype, rg));
+  });
+  m.def("_randn", [](const std::vector<int64_t>& size, std::optional<DType> dtype, bool rg) {
+    return randn(to_sizes(size), options(dtype, rg));
+  });
+  m.def("_arange", [](py::handle start, py::handle end, py::handle step, std::optional<DType> dtype, bool rg) {
+    return arange(to_scalar(start), to_scalar(end), to_scalar(step), options(dtype, rg));
+  });
+  m.def("manual_seed", [](uint64_t seed) { manual_seed(seed); }, py::arg("seed"),
+        "Seeds the default random generator (torch.manual_seed).");
+  return t;
+}
+
+}  // namespace tandem::python

@@ -1,0 +1,72 @@
+"""tandem.compile over Python functions of tensors and over nn.Modules."""
+import functools
+
+from . import _C
+
+
+def compile(fn=None, *, strict=False):
+    """Compiles `fn`, a Python function of tensors returning a Tensor or a tuple/list of
+    Tensors, or an nn.Module, with tandem's compiler (torch.compile's role): the first
+    call with a given signature (shapes, dtypes, requires_grad of the inputs) runs fn once
+    to capture its ops through the dispatcher; later calls with that signature run the
+    optimized program without calling fn. Gradients flow through compiled calls.
+
+    Python values fn reads (closures, globals, Python numbers computed in fn) are
+    constants of the trace: a change the inputs' signature cannot see is not noticed.
+    Tensors fn reads without receiving them are read by reference. Reading data
+    (x.item(), x.tolist(), x.numpy()) breaks the graph: the call runs eagerly instead
+    (strict=True raises tandem.GraphBreak). Arguments must be tensors (numbers become
+    0-d tensors). A module's parameters are passed to the program as inputs (so their
+    gradients are computed), and its training flag selects one program per mode; the
+    set of parameters is fixed when compile is called. Usable as a decorator:
+    @tandem.compile or @tandem.compile(strict=True).
+    """
+    if fn is None:
+        return lambda f: compile(f, strict=strict)
+    from .nn import Module
+    if isinstance(fn, Module):
+        return _compile_module(fn, strict)
+    compiled = _C._compile(fn, strict)
+
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return compiled(*args)
+    wrapper.compiled = compiled
+    return wrapper
+
+
+def _compile_module(module, strict):
+    named = list(module.named_parameters())
+    owners = []
+    for name, _ in named:
+        owner = module
+        *path, attr = name.split(".")
+        for part in path:
+            owner = owner._modules[part]
+        owners.append((owner, attr))
+    n_params = len(named)
+
+    def run(*args):
+        # Capture: the module computes with the program's parameter inputs in place of
+        # its own parameters, so the program takes them as inputs.
+        inputs, params = args[:len(args) - n_params], args[len(args) - n_params:]
+        saved = [owner._parameters[attr] for owner, attr in owners]
+        for (owner, attr), p in zip(owners, params):
+            owner._parameters[attr] = p
+        try:
+            return module(*inputs)
+        finally:
+            for (owner, attr), p in zip(owners, saved):
+                owner._parameters[attr] = p
+
+    by_mode = {}
+
+    def wrapper(*inputs):
+        mode = module.training
+        compiled = by_mode.get(mode)
+        if compiled is None:
+            compiled = by_mode[mode] = _C._compile(run, strict)
+        return compiled(*inputs, *[p for _, p in named])
+    wrapper.compiled_by_mode = by_mode
+    wrapper.module = module
+    return wrapper

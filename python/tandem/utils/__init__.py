@@ -1,0 +1,4 @@
+"""Utilities (torch.utils): tandem.utils.data."""
+from . import data
+
+__all__ = ["data"]

@@ -1,0 +1,139 @@
+"""Python operators and indexing against numpy."""
+import operator
+
+import numpy as np
+import pytest
+
+import tandem
+
+A = np.array([[1.5, -2.0, 3.0], [4.0, 0.5, -6.0]], dtype=np.float32)
+B = np.array([[2.0, 4.0, -1.0], [0.5, 3.0, 2.0]], dtype=np.float32)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+                                operator.mod, operator.pow])
+def test_binary_operators_match_numpy(op):
+    a, b = tandem.tensor(A), tandem.tensor(B)
+    r = op(a, b)
+    assert r.dtype is tandem.float32
+    np.testing.assert_allclose(r.numpy(), op(A, B), rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", [operator.add, operator.sub, operator.mul, operator.truediv, operator.mod])
+def test_scalar_and_reflected_operators(op):
+    a = tandem.tensor(A)
+    np.testing.assert_allclose(op(a, 3).numpy(), op(A, np.float32(3)), rtol=1e-6)
+    np.testing.assert_allclose(op(2.5, a).numpy(), op(np.float32(2.5), A), rtol=1e-6)
+    assert op(a, 3).dtype is tandem.float32  # a Python number does not widen float32
+
+
+def test_int_tensor_with_float_scalar_promotes_to_default_float():
+    i = tandem.tensor([1, 2, 3])
+    assert (i * 2).dtype is tandem.int64
+    r = i * 0.5
+    assert r.dtype is tandem.float32 and r.tolist() == [0.5, 1.0, 1.5]
+    assert (i / 2).dtype is tandem.float32  # true division
+
+
+def test_int_floordiv_mod_follow_python_signs():
+    x = np.array([7, -7, 7, -7])
+    y = np.array([2, 2, -2, -2])
+    tx, ty = tandem.tensor(x), tandem.tensor(y)
+    assert (tx // ty).tolist() == (x // y).tolist()
+    assert (tx % ty).tolist() == (x % y).tolist()
+
+
+def test_matmul_and_unary():
+    a, b = tandem.tensor(A), tandem.tensor(B.T.copy())
+    np.testing.assert_allclose((a @ b).numpy(), A @ B.T, rtol=1e-5)
+    np.testing.assert_array_equal((-a).numpy(), -A)
+    np.testing.assert_array_equal(abs(a).numpy(), np.abs(A))
+    assert (~tandem.tensor([True, False])).tolist() == [False, True]
+    assert (2 ** tandem.tensor([1, 2, 3])).tolist() == [2, 4, 8]
+
+
+def test_comparisons_give_bool():
+    a, b = tandem.tensor(A), tandem.tensor(B)
+    for op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge):
+        r = op(a, b)
+        assert r.dtype is tandem.bool
+        np.testing.assert_array_equal(r.numpy(), op(A, B))
+    assert (a > 0).tolist() == (A > 0).tolist()
+    assert (tandem.tensor([1, 2]) == None) is False  # noqa: E711  (not a tensor op)
+
+
+def test_inplace_operators_write_in_place():
+    a = tandem.tensor(A.copy())
+    ptr, ver = a.data_ptr(), a._version
+    ident = a
+    a += 1
+    a *= tandem.tensor(B)
+    a -= 0.5
+    a /= 2
+    assert a is ident and a.data_ptr() == ptr and a._version > ver
+    np.testing.assert_allclose(a.numpy(), ((A + 1) * B - 0.5) / 2, rtol=1e-6)
+
+
+def test_bitwise_on_bools():
+    x, y = tandem.tensor([True, True, False]), tandem.tensor([True, False, False])
+    assert (x & y).tolist() == [True, False, False]
+    assert (x | y).tolist() == [True, True, False]
+    assert (x ^ y).tolist() == [False, True, False]
+
+
+def test_operator_with_unsupported_type_raises_type_error():
+    with pytest.raises(TypeError):
+        tandem.ones(2) + "a"
+
+
+N = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+
+
+@pytest.mark.parametrize("key", [
+    0, -1, (1, 2), (1, 2, 3), slice(1, None), (slice(None), 1), (Ellipsis, 2), (None, 0), (0, None, slice(1, 4)),
+    (slice(None, None, 2), Ellipsis, slice(1, 5, 3)), (Ellipsis,), (1, Ellipsis, None), slice(-2, None),
+    ([0, 2],), (slice(None), [3, 1]),
+])
+def test_getitem_matches_numpy(key):
+    t = tandem.tensor(N)
+    r = t[key]
+    e = N[key]
+    assert r.shape == e.shape
+    np.testing.assert_array_equal(r.numpy() if r.dim() else np.array(r.item()), e)
+
+
+def test_basic_getitem_is_a_view():
+    t = tandem.tensor(N)
+    v = t[1, :, 2:4]
+    assert np.shares_memory(v.numpy(), t.numpy())
+
+
+def test_bool_mask_and_tensor_index():
+    t = tandem.tensor(N)
+    m = t > 30
+    np.testing.assert_array_equal(t[m].numpy(), N[N > 30])
+    idx = tandem.tensor([2, 0])
+    np.testing.assert_array_equal(t[idx].numpy(), N[[2, 0]])
+
+
+def test_getitem_out_of_range_is_index_error():
+    with pytest.raises(IndexError):
+        tandem.tensor(N)[3]
+    with pytest.raises(IndexError):
+        tandem.tensor(N)[0, 0, 0, 0]
+    with pytest.raises(IndexError):
+        tandem.tensor(N)["a"]
+
+
+def test_setitem():
+    t = tandem.tensor(N.copy())
+    e = N.copy()
+    t[0] = 1.0
+    e[0] = 1.0
+    t[1, :, 2] = tandem.tensor([9.0, 8.0, 7.0, 6.0])
+    e[1, :, 2] = [9.0, 8.0, 7.0, 6.0]
+    t[t > 50] = -1
+    e[e > 50] = -1
+    t[..., 0] = [[1, 2, 3, 4]] * 3
+    e[..., 0] = [[1, 2, 3, 4]] * 3
+    np.testing.assert_array_equal(t.numpy(), e)
