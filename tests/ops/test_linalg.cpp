@@ -152,7 +152,8 @@ TEST(Linalg, IntegerProductsWrapLikePyTorch) {
 TEST(Linalg, OnednnPrimitiveCacheReusesPrimitives) {
   namespace dn = kernels::onednn;
   dn::clear_cache();
-  Tensor a = make({40, 50}, kFloat32, 11), b = make({50, 30}, kFloat32, 12);
+  // Above the size float32 gives OpenBLAS (96^3 multiply-adds): oneDNN's.
+  Tensor a = make({128, 130}, kFloat32, 11), b = make({130, 120}, kFloat32, 12);
   mm(a, b);
   mm(a, b);
   auto s = dn::cache_stats();
@@ -175,8 +176,9 @@ TEST(Linalg, OnednnCacheKeysIncludeTheThreadCount) {
   namespace dn = kernels::onednn;
   dn::clear_cache();
   const int n = get_num_threads();
-  // Large enough to run multi-threaded (small products always use one thread).
-  Tensor a = make({80, 90}, kFloat32, 11), b = make({90, 70}, kFloat32, 12);
+  // Large enough to run multi-threaded (small products always use one thread) and to go
+  // to oneDNN (smaller float32 products go to OpenBLAS).
+  Tensor a = make({128, 130}, kFloat32, 11), b = make({130, 120}, kFloat32, 12);
   mm(a, b);
   set_num_threads(n == 1 ? 2 : 1);
   expect_close(mm(a, b), ref_mm(a, b), 1e-5, 1e-4);
@@ -352,4 +354,33 @@ TEST(Linalg, SumToSizeDirectPathEqualsTheGeneralPath) {
     ASSERT_EQ(std::memcmp(fast.data_ptr(), general.data_ptr(), static_cast<size_t>(fast.nbytes())), 0)
         << IntArrayRef(from) << " -> " << IntArrayRef(to);
   }
+}
+
+// Small and medium float32 products go to OpenBLAS (one single-threaded call per 256 x 256
+// block of C): every BLAS layout, a column-major result and a broadcast batch give the
+// reference (exact values, see make()), and the values do not depend on the thread count.
+TEST(Linalg, Float32SmallProductsThroughOpenblas) {
+  ASSERT_TRUE(kernels::openblas::available());
+  const int64_t M = 60, K = 24, N = 70;  // 100,800 multiply-adds: OpenBLAS's range
+  Tensor a = make({M, K}, kFloat32, 31), b = make({K, N}, kFloat32, 32);
+  const auto want = ref_mm(a, b);
+  auto mat = [](const Tensor& t) { return kernels::GemmMatrix{t.data_ptr(), 0, t.stride(0), t.stride(1)}; };
+  for (const Tensor& x : {a, a.t().contiguous().t()})
+    for (const Tensor& y : {b, b.t().contiguous().t()})
+      for (bool col_major_out : {false, true}) {
+        Tensor c = col_major_out ? empty({N, M}, kFloat32).t() : empty({M, N}, kFloat32);
+        kernels::gemm("mm", kFloat32, 1, M, N, K, mat(x), mat(y), mat(c));
+        expect_close(c, want, 0, 0);
+      }
+  Tensor batched = matmul(make({3, M, K}, kFloat32, 33), b);
+  expect_close(batched.select(0, 1), ref_mm(make({3, M, K}, kFloat32, 33).select(0, 1), b), 0, 0);
+  manual_seed(14);
+  Tensor p = randn({50, 40}), q = randn({40, 60});
+  const int n = get_num_threads();
+  set_num_threads(1);
+  Tensor one = mm(p, q);
+  set_num_threads(2);
+  Tensor two = mm(p, q);
+  set_num_threads(n);
+  ASSERT_EQ(std::memcmp(one.data_ptr(), two.data_ptr(), static_cast<size_t>(one.nbytes())), 0);
 }

@@ -1,4 +1,4 @@
-// float64 GEMM through OpenBLAS loaded with dlopen; see openblas.h for why.
+// GEMM through OpenBLAS loaded with dlopen; see openblas.h for why.
 #include "tandem/kernels/cpu/openblas.h"
 
 #include <cblas.h>
@@ -15,14 +15,21 @@ namespace tandem::kernels::openblas {
 namespace {
 
 using DgemmFn = decltype(&cblas_dgemm);
+using SgemmFn = decltype(&cblas_sgemm);
 using SetThreadsFn = void (*)(int);
+
+// The library's two entry points tandem uses (null when it could not be loaded).
+struct Library {
+  DgemmFn dgemm = nullptr;
+  SgemmFn sgemm = nullptr;
+};
 
 // Blocks of C per call. Fixed, so a product's values depend on its shape only (OpenBLAS
 // picks kernels by the sizes of each call), never on how many threads share the blocks.
 constexpr int64_t kRowBlock = 256;
 constexpr int64_t kColBlock = 256;
 
-DgemmFn load() {
+Library load() {
   if (std::getenv("OPENBLAS_CORETYPE") == nullptr) {
     __builtin_cpu_init();
     // Read by OpenBLAS when it loads (below); a value the user set is kept.
@@ -33,17 +40,19 @@ DgemmFn load() {
   }
   void* h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
   if (h == nullptr) h = dlopen("/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
-  if (h == nullptr) return nullptr;
-  auto dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
+  if (h == nullptr) return {};
+  Library lib;
+  lib.dgemm = reinterpret_cast<DgemmFn>(dlsym(h, "cblas_dgemm"));
+  lib.sgemm = reinterpret_cast<SgemmFn>(dlsym(h, "cblas_sgemm"));
   auto set_threads = reinterpret_cast<SetThreadsFn>(dlsym(h, "openblas_set_num_threads"));
-  if (dgemm == nullptr || set_threads == nullptr) return nullptr;
+  if (lib.dgemm == nullptr || lib.sgemm == nullptr || set_threads == nullptr) return {};
   set_threads(1);  // each call runs on the calling thread (see the header)
-  return dgemm;
+  return lib;
 }
 
-DgemmFn library() {
-  static const DgemmFn fn = load();
-  return fn;
+const Library& library() {
+  static const Library lib = load();
+  return lib;
 }
 
 // A rows x cols matrix with strides (rs, cs) as BLAS sees it in row-major order.
@@ -75,10 +84,15 @@ bool as_blas(int64_t rows, int64_t cols, int64_t rs, int64_t cs, BlasOperand& ou
 
 }  // namespace
 
-bool available() { return library() != nullptr; }
+bool available() { return library().dgemm != nullptr; }
 
-bool dgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A_in, const GemmMatrix& B_in,
-           const GemmMatrix& C_in, double alpha, double beta) {
+namespace {
+// C[b] = alpha * A[b] @ B[b] + beta * C[b] through `fn` (cblas_sgemm or cblas_dgemm), in
+// fixed blocks of C spread over tandem's pool (see the header).
+template <typename T, typename Fn>
+bool blas_gemm(Fn fn, int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A_in, const GemmMatrix& B_in,
+               const GemmMatrix& C_in, T alpha, T beta) {
+  if (fn == nullptr) return false;
   if (M <= 0 || N <= 0 || K <= 0 || M > INT_MAX || N > INT_MAX || K > INT_MAX) return false;
   GemmMatrix A = A_in, B = B_in, C = C_in;
   // C must be row-major for cblas; a column-major C is the transposed problem
@@ -95,22 +109,20 @@ bool dgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A_i
   }
   BlasOperand a_op, b_op;
   if (!as_blas(M, K, A.row_stride, A.col_stride, a_op) || !as_blas(K, N, B.row_stride, B.col_stride, b_op)) return false;
-  const DgemmFn fn = library();
-  if (fn == nullptr) return false;
   const int64_t ldc = c_op.ld;
   const int64_t mt = (M + kRowBlock - 1) / kRowBlock, nt = (N + kColBlock - 1) / kColBlock;
   const int64_t tasks = batch * mt * nt;
-  const double* a0 = static_cast<const double*>(A.data);
-  const double* b0 = static_cast<const double*>(B.data);
-  double* c0 = static_cast<double*>(C.data);
+  const T* a0 = static_cast<const T*>(A.data);
+  const T* b0 = static_cast<const T*>(B.data);
+  T* c0 = static_cast<T*>(C.data);
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       const int64_t b = task / (mt * nt), rem = task % (mt * nt);
       const int64_t i0 = (rem / nt) * kRowBlock, j0 = (rem % nt) * kColBlock;
       const int64_t m = std::min(kRowBlock, M - i0), n = std::min(kColBlock, N - j0);
-      const double* a = a0 + b * A.batch_stride + i0 * A.row_stride;
-      const double* bb = b0 + b * B.batch_stride + j0 * B.col_stride;
-      double* c = c0 + b * C.batch_stride + i0 * C.row_stride + j0 * C.col_stride;
+      const T* a = a0 + b * A.batch_stride + i0 * A.row_stride;
+      const T* bb = b0 + b * B.batch_stride + j0 * B.col_stride;
+      T* c = c0 + b * C.batch_stride + i0 * C.row_stride + j0 * C.col_stride;
       fn(CblasRowMajor, a_op.trans, b_op.trans, static_cast<int>(m), static_cast<int>(n), static_cast<int>(K), alpha,
          a, static_cast<int>(a_op.ld), bb, static_cast<int>(b_op.ld), beta, c, static_cast<int>(ldc));
     }
@@ -121,6 +133,17 @@ bool dgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A_i
   else
     parallel_for(0, tasks, 1, run);
   return true;
+}
+}  // namespace
+
+bool dgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+           const GemmMatrix& C, double alpha, double beta) {
+  return blas_gemm<double>(library().dgemm, batch, M, N, K, A, B, C, alpha, beta);
+}
+
+bool sgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+           const GemmMatrix& C, float alpha, float beta) {
+  return blas_gemm<float>(library().sgemm, batch, M, N, K, A, B, C, alpha, beta);
 }
 
 }  // namespace tandem::kernels::openblas

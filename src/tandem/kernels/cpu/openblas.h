@@ -1,5 +1,6 @@
 #pragma once
-// float64 matrix multiply through OpenBLAS (Debian's libopenblas0), loaded on first use.
+// float64 and (small and medium) float32 matrix multiply through OpenBLAS (Debian's
+// libopenblas0), loaded on first use.
 //
 // OpenBLAS runs single-threaded inside tandem's OpenMP pool: the product is cut into
 // blocks of C of fixed size (so the values never depend on the thread count) and each
@@ -24,6 +25,11 @@ namespace tandem::kernels::openblas {
 /// the rows or columns it steps over; C may be transposed). K > 0 and M, N > 0.
 bool dgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
            const GemmMatrix& C, double alpha, double beta);
+
+/// The same in float32 (cblas_sgemm). gemm() takes it for small and medium products, where
+/// OpenBLAS's per-call cost is below oneDNN's (measured in gemm.cpp).
+bool sgemm(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+           const GemmMatrix& C, float alpha, float beta);
 
 /// True when the library is loaded (loads it on first call). For tests and reports.
 bool available();
