@@ -86,7 +86,7 @@ std::vector<Tensor> compiled_backward(autograd::AutogradContext* ctx, std::vecto
   const auto& gin = p->backward->graph().inputs();
   for (size_t k = 0; k < grads.size(); ++k) {
     if (!p->output_differentiable[k]) continue;
-    Tensor g = grads[k];
+    Tensor g = std::move(grads[k]);  // the program frees it after its last use, as eager does
     // The program was planned for the layout of the capture's gradient (contiguous).
     const auto& m = p->backward->graph().value(gin[in.size()]).meta;
     if (!g.strides().equals(m.strides) || g.dtype() != m.dtype) g = g.contiguous().to(m.dtype);
