@@ -376,3 +376,22 @@ TEST(CompileStep, ASchedulerSteppedInsideRunsEagerly) {
   ASSERT_FALSE(cf->warnings().empty());
   EXPECT_NE(cf->warnings().back().find("scheduler"), std::string::npos) << cf->warnings().back();
 }
+
+// A .grad the function reads and then unbinds (a binding to "undefined", with no program
+// output) is unbound after every replay too.
+TEST(CompileStep, AGradReadThenUnboundIsUnboundOnReplay) {
+  Tensor p = randn({3}).requires_grad_();
+  Tensor g = full({3}, 2.0);
+  auto cf = compile([&p](const std::vector<Tensor>& in) {
+    Tensor s = p.grad().sum() + in[0].sum();
+    p.set_grad(Tensor());
+    return std::vector<Tensor>{s};
+  });
+  for (int call = 0; call < 3; ++call) {
+    p.set_grad(g);  // the same tensor each time: the program reads it by reference
+    Tensor s = (*cf)({ones({2})})[0];
+    EXPECT_EQ(s.item<double>(), 8.0) << "call " << call;
+    EXPECT_FALSE(p.grad().defined()) << "call " << call;
+  }
+  EXPECT_EQ(cf->compiled_calls(), 2);
+}

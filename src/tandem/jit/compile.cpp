@@ -339,7 +339,8 @@ std::vector<Tensor> CompiledFunction::replay(Entry& e, std::vector<Tensor>&& all
     if (b.drop_first)
       if (autograd::AutogradMeta* m = autograd::get_meta(b.owner)) m->grad = Tensor();
   std::vector<Tensor> outs = e.exec->run(std::move(all));
-  if (outs.size() == e.num_user_outputs && e.freed_outputs.empty()) return outs;
+  // (A binding to "undefined" has no output: test the bindings, not the output count.)
+  if (e.grad_bindings.empty() && e.freed_outputs.empty()) return outs;
   // A training step: bind each .grad it rebinds (as its eager run did), and give results
   // whose graph its backward freed a node that raises eager's error.
   for (const auto& b : e.grad_bindings) {
