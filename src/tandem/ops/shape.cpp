@@ -614,14 +614,7 @@ TANDEM_REGISTER_OP(sum_to_size) {
     if (out.dtype() == DType::Bool) acc_t = DType::Int64;
     Tensor acc = empty_tensor(out.sizes(), acc_t);
     kernels::fill_kernel(acc, 0);
-    // acc broadcast to the input's shape: the geometry expand() gives (stride 0 on the
-    // summed dims), made directly (this kernel runs for every bias gradient).
-    const IntArrayRef is = in.sizes(), as = acc.sizes(), ast = acc.strides();
-    const size_t lead = is.size() - as.size();
-    DimVector view_strides(is.size(), 0);
-    for (size_t k = lead; k < is.size(); ++k)
-      view_strides[k] = as[k - lead] == is[k] ? ast[k - lead] : 0;
-    Tensor acc_view = make_alias(acc, is.vec(), view_strides, 0);
+    Tensor acc_view = make_alias(acc, acc.sizes().vec(), acc.strides().vec(), 0).expand(in.sizes());
     Tensor ops_[2] = {acc_view, in};
     auto it = kernels::ElementwiseIter::make(ArrayRef<Tensor>(ops_, 2));
     TANDEM_DISPATCH_ALL_TYPES(in.dtype(), "sum_to_size", [&] {
@@ -634,14 +627,7 @@ TANDEM_REGISTER_OP(sum_to_size) {
         }
       });
     });
-    if (out.dtype() == DType::Float32 && out.is_contiguous()) {
-      // The rounding copy_kernel makes (double -> float), without its iterator.
-      const double* a = acc.data_ptr<double>();
-      float* o = out.data_ptr<float>();
-      for (int64_t i = 0, n = out.numel(); i < n; ++i) o[i] = static_cast<float>(a[i]);
-    } else {
-      kernels::copy_kernel(out, acc);
-    }
+    kernels::copy_kernel(out, acc);
   };
   d.backward = [](BackwardContext& c) -> std::vector<Tensor> { return {c.grad_outputs[0].expand(c.input_metas[0].sizes)}; };
   return d;

@@ -101,6 +101,15 @@ void pack_b(int64_t kc, int64_t nc, const T* b, int64_t rs, int64_t cs, Acc* dst
   }
 }
 
+/// dst = alpha * acc + beta * dst, each product rounded on its own (dst not read when
+/// beta_zero): the store of write_tile's edge tiles and of gemm_loop's tiny path.
+template <typename T, typename Acc>
+inline void store_elem(T& dst, Acc acc, Acc alpha, Acc beta, bool beta_zero) {
+  Acc v = static_cast<Acc>(alpha * acc);
+  if (!beta_zero) v = static_cast<Acc>(v + beta * to_acc(dst));
+  dst = static_cast<T>(v);
+}
+
 /// C[i][j] = alpha * tile[i][j] + beta * C[i][j] (C not read when beta_zero) for the
 /// valid rows/cols of one register tile. Full-width rows with unit stride take a
 /// fixed-length loop the compiler vectorises.
@@ -123,12 +132,7 @@ inline void write_tile(T* c, int64_t crs, int64_t ccs, const Acc* tile, int64_t 
     return;
   }
   for (int64_t i = 0; i < rows; ++i)
-    for (int64_t j = 0; j < cols; ++j) {
-      T& dst = c[i * crs + j * ccs];
-      Acc v = static_cast<Acc>(alpha * tile[i * NR + j]);
-      if (!beta_zero) v = static_cast<Acc>(v + beta * to_acc(dst));
-      dst = static_cast<T>(v);
-    }
+    for (int64_t j = 0; j < cols; ++j) store_elem(c[i * crs + j * ccs], tile[i * NR + j], alpha, beta, beta_zero);
 }
 
 template <typename T>
@@ -228,12 +232,8 @@ void gemm_loop(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix&
           const T* bk = b0 + k * B.row_stride;
           for (int64_t j = 0; j < N; ++j) acc[static_cast<size_t>(j)] = madd(acc[static_cast<size_t>(j)], ai, to_acc(bk[j * B.col_stride]));
         }
-        for (int64_t j = 0; j < N; ++j) {
-          T& dst = c0[i * C.row_stride + j * C.col_stride];
-          Acc v = static_cast<Acc>(alpha * acc[static_cast<size_t>(j)]);
-          if (!beta_zero) v = static_cast<Acc>(v + beta * to_acc(dst));
-          dst = static_cast<T>(v);
-        }
+        for (int64_t j = 0; j < N; ++j)
+          store_elem(c0[i * C.row_stride + j * C.col_stride], acc[static_cast<size_t>(j)], alpha, beta, beta_zero);
       }
     }
     return;

@@ -214,20 +214,6 @@ struct LossInputs {
         w(w_, shape_, n, 1.0), pw(pw_, shape_, n, 1.0) {}
 };
 
-// dst (any dtype and layout, `shape`) = the n float64 values, rounded as copy_kernel rounds.
-void store_doubles(const Tensor& dst, IntArrayRef shape, const std::vector<double>& v) {
-  if (dst.is_contiguous() && dst.sizes().equals(shape) && dst.dtype() == DType::Float32) {
-    float* d = dst.data_ptr<float>();
-    for (size_t i = 0; i < v.size(); ++i) d[i] = static_cast<float>(v[i]);
-  } else if (dst.is_contiguous() && dst.sizes().equals(shape) && dst.dtype() == DType::Float64) {
-    std::copy(v.begin(), v.end(), dst.data_ptr<double>());
-  } else {
-    Tensor src = empty_tensor(shape, DType::Float64);
-    std::copy(v.begin(), v.end(), src.data_ptr<double>());
-    copy_kernel(dst, src);
-  }
-}
-
 template <LossKind K>
 void loss_forward_typed(const Tensor& out, const LossInputs& in, double param, Reduction red, int64_t batch) {
   const double *x = in.x.p, *t = in.t.p, *w = in.w.p, *pw = in.pw.p;
@@ -242,14 +228,14 @@ void loss_forward_typed(const Tensor& out, const LossInputs& in, double param, R
     for (int64_t i = b; i < e; ++i) v[i] = loss_value<K>(x[i], t[i], w[i], pw[i], param);
   });
   if (red == Reduction::None) {
-    store_doubles(out, in.shape, vals);
+    write_doubles(out, vals);
     return;
   }
   double s = 0;
   for (int64_t i = 0; i < in.n; ++i) s += v[i];
   if (red == Reduction::Mean) s /= static_cast<double>(in.n);
   if (red == Reduction::BatchMean) s /= static_cast<double>(batch);
-  store_doubles(out, out.sizes(), {s});
+  write_doubles(out, {s});
 }
 
 template <LossKind K>
@@ -268,8 +254,8 @@ void loss_backward_typed(const Tensor& gx, const Tensor& gt, const Tensor& g, co
       pt[i] = gp[i] * dt * scale;
     }
   });
-  if (gx.defined()) store_doubles(gx, in.shape, rx);
-  if (gt.defined()) store_doubles(gt, in.shape, rt);
+  if (gx.defined()) write_doubles(gx, rx);
+  if (gt.defined()) write_doubles(gt, rt);
 }
 
 template <typename F>

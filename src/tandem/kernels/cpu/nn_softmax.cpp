@@ -31,6 +31,17 @@ std::vector<double> to_double_vector(const Tensor& t) {
 }
 
 void write_doubles(const Tensor& dst, const std::vector<double>& v) {
+  // Contiguous float32 / float64: the rounding copy_kernel makes, without a staging tensor
+  // and its iterator (most of a small loss's time).
+  if (dst.is_contiguous() && dst.dtype() == DType::Float32) {
+    float* d = dst.data_ptr<float>();
+    for (size_t i = 0; i < v.size(); ++i) d[i] = static_cast<float>(v[i]);
+    return;
+  }
+  if (dst.is_contiguous() && dst.dtype() == DType::Float64) {
+    std::copy(v.begin(), v.end(), dst.data_ptr<double>());
+    return;
+  }
   Tensor src = empty_tensor(dst.sizes(), DType::Float64);
   std::copy(v.begin(), v.end(), src.data_ptr<double>());
   copy_kernel(dst, src);
