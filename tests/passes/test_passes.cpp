@@ -425,6 +425,78 @@ TEST(Passes, FusedConvBlockIsBitwiseTheUnfusedChain) {
                ShapeError);
 }
 
+TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
+  NoGradGuard ng;
+  manual_seed(12);
+  // Plain and blocked convolution results, odd sizes (a row and a column no window
+  // covers), ties (ReLU zeros, repeated values, +0 against -0), NaN inputs and gradients of
+  // -0.0: the fused forward's window codes must name max_pool2d_backward's argmax.
+  struct Case {
+    int64_t n, c, oc, h, w;
+  };
+  for (const Case& cs : {Case{2, 1, 32, 28, 28}, Case{3, 32, 64, 14, 14}, Case{1, 16, 16, 9, 11},
+                         Case{2, 3, 8, 7, 7}, Case{1, 2, 24, 5, 6}}) {
+    SCOPED_TRACE(str_cat("N ", cs.n, " C ", cs.c, " OC ", cs.oc, " ", cs.h, "x", cs.w));
+    Tensor x = randn({cs.n, cs.c, cs.h, cs.w}), w = randn({cs.oc, cs.c, 3, 3}) * 0.2, b = randn({cs.oc});
+    x.view({-1}).slice(0, 0, 3).fill_(std::nan(""));
+    x.view({-1}).slice(0, 5, 9).fill_(0.5);  // equal values in one window
+    b.slice(0, 0, 1).fill_(-0.0);
+    w.slice(0, 1, 2).fill_(0.0);  // a channel of +-0 results (ties everywhere)
+    std::vector<AttrValue> a{AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),
+                             AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1}), AttrValue(true),
+                             AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2})};
+    OpOutputs fused = dispatch(get_op("_fused_conv2d_with_indices"), {x, w, b}, a);
+    ASSERT_EQ(fused.size(), 2u);
+    Tensor r = relu(conv2d(x, w, b, {1}, {1}));
+    Tensor want = max_pool2d(r, {2, 2}, {2, 2});
+    EXPECT_TRUE(bitwise_equal(fused[0], want));
+    EXPECT_EQ(fused[1].dtype(), kUInt8);
+    Tensor g = randn(want.sizes().vec());
+    g.view({-1}).slice(0, 0, 4).fill_(-0.0);
+    g.view({-1}).slice(0, 4, 5).fill_(std::nan(""));
+    Tensor grad = dispatch1(get_op("_fused_max_pool2d_relu_backward"), {g, fused[0], fused[1]},
+                            {AttrValue(std::vector<int64_t>{cs.h, cs.w})});
+    const std::vector<AttrValue> pool_attrs{AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2})};
+    Tensor grad_want = threshold_backward(dispatch1(get_op("max_pool2d_backward"), {g, r}, pool_attrs), r, 0);
+    EXPECT_TRUE(bitwise_equal(grad, grad_want));
+  }
+  // Bad input is an error naming the op, not a crash.
+  Tensor y = randn({1, 2, 3, 3}), codes = zeros({1, 2, 3, 3}, kUInt8);
+  const std::vector<AttrValue> size{AttrValue(std::vector<int64_t>{6, 6})};
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y, y}, size), TypeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {randn({1, 2, 3, 4}), y, codes}, size), ShapeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y, codes}, {AttrValue(std::vector<int64_t>{9, 6})}),
+               ValueError);
+  EXPECT_THROW(dispatch(get_op("_fused_conv2d_with_indices"), {randn({1, 2, 6, 6}), randn({4, 2, 3, 3}), Tensor()},
+                        {AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),
+                         AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1}), AttrValue(true),
+                         AttrValue(std::vector<int64_t>{3, 3}), AttrValue(std::vector<int64_t>{3, 3})}),
+               ValueError);
+}
+
+TEST(Passes, FuseConvBlocksRewritesATrainingBlockSoItsReluResultIsNotSaved) {
+  // conv -> relu -> pool in a whole training step: the pass makes the pooled output and
+  // window codes the only values the backward reads, and the step trains as eager does.
+  manual_seed(5);
+  auto model = nn::models::fashion_cnn();
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+  auto step = [&](const std::vector<Tensor>& in) {
+    opt.zero_grad();
+    Tensor loss = cross_entropy(model->forward(in[0]), in[1]);
+    loss.backward();
+    opt.step();
+    return std::vector<Tensor>{loss.detach()};
+  };
+  auto cf = compile(step);
+  for (int s = 0; s < 3; ++s) (*cf)({randn({4, 1, 28, 28}), randint(0, 10, {4})});
+  ASSERT_NE(cf->last_executor(), nullptr);
+  const ir::Graph& g = cf->last_executor()->graph();
+  EXPECT_EQ(count_op(g, "_fused_conv2d_with_indices"), 2);
+  EXPECT_EQ(count_op(g, "_fused_max_pool2d_relu_backward"), 2);
+  EXPECT_EQ(count_op(g, "max_pool2d_backward"), 0);
+  EXPECT_EQ(count_op(g, "conv2d"), 0);
+}
+
 // Backward rules transpose what the forward transposed, and a gradient is copied into
 // .grad: a view of a view back on its input's geometry is that input, and a copy of an
 // intermediate that dies at the copy is that intermediate. Results stay eager's, bit for

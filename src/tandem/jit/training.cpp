@@ -102,10 +102,33 @@ std::vector<Tensor> compiled_backward(autograd::AutogradContext* ctx, std::vecto
   return out;
 }
 
+// Fusions that change what the forward saves for the backward (fuse_conv_blocks' training
+// form: the pooled output and window codes instead of the ReLU result) must see forward and
+// backward together, so they run on the joint graph before the split. Nodes keep their
+// order, so the forward is still a prefix: its new length counts the surviving nodes
+// whose first output a forward node made.
+void fuse_joint_graph(Capture& c, const CompileOptions& opts) {
+  for (const auto& name : opts.disabled_passes)
+    if (name == "fuse_conv_blocks") return;
+  std::vector<bool> forward_made(c.graph.values().size(), false);
+  for (size_t k = 0; k < c.forward_nodes; ++k)
+    for (int o : c.graph.nodes()[k].outputs) forward_made[static_cast<size_t>(o)] = true;
+  if (!passes::fuse_conv_blocks(c.graph)) return;
+  size_t f = 0;
+  for (const auto& node : c.graph.nodes()) {
+    const bool fwd = !node.outputs.empty() && static_cast<size_t>(node.outputs[0]) < forward_made.size() &&
+                     forward_made[static_cast<size_t>(node.outputs[0])];
+    if (!fwd) break;
+    ++f;
+  }
+  c.forward_nodes = f;
+}
+
 }  // namespace
 
 std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const CompileOptions& opts) {
   TANDEM_INTERNAL_ASSERT(c.has_backward, "build_training_program needs a capture with its backward");
+  fuse_joint_graph(c, opts);
   const ir::Graph& g = c.graph;
   const size_t nv = g.values().size(), f = c.forward_nodes, n = g.nodes().size();
   std::vector<bool> is_seed(nv, false);
@@ -131,13 +154,18 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
   auto p = std::make_shared<TrainingProgram>();
   std::vector<int> fwd_outputs = g.outputs(), saved_ids;
   p->num_outputs = fwd_outputs.size();
+  std::vector<bool> root_counted(nv, false);
   for (size_t v = 0; v < nv; ++v)
     if (saved[v]) {
       saved_ids.push_back(static_cast<int>(v));
       fwd_outputs.push_back(static_cast<int>(v));
-      // Inputs and views of inputs (a transposed weight) are kept by reference: no bytes.
-      if (g.value(g.storage_root(static_cast<int>(v))).kind == ir::ValueKind::Node)
-        p->saved_bytes += value_bytes(g.value(static_cast<int>(v)));
+      // Inputs and views of inputs (a transposed weight) are kept by reference: no bytes;
+      // a view of a saved value (a flattened activation) shares its bytes.
+      const int root = g.storage_root(static_cast<int>(v));
+      if (g.value(root).kind == ir::ValueKind::Node && !root_counted[static_cast<size_t>(root)]) {
+        root_counted[static_cast<size_t>(root)] = true;
+        p->saved_bytes += value_bytes(g.value(root));
+      }
     }
   p->num_saved = saved_ids.size();
   std::vector<int> bwd_inputs = saved_ids;

@@ -440,6 +440,41 @@ TANDEM_REGISTER_OP(_fused_conv2d) {
   return d;
 }
 
+// _fused_conv2d_with_indices(input, weight, bias?; _fused_conv2d's attributes) -> (output,
+// indices): _fused_conv2d with relu and a 2x2, stride 2 pool, that also returns each
+// window's argmax as a code 0..3 (uint8, contiguous [N, OC, OH, OW]; row-major position in
+// the window, chosen as max_pool2d_backward chooses it). The fuse_conv_blocks pass makes it
+// in training programs, where the ReLU result is needed only by the backward of the pool
+// and of the ReLU: _fused_max_pool2d_relu_backward computes both from the pooled output
+// and the codes, so the ReLU result (4x the pooled bytes) is neither written nor saved.
+TANDEM_REGISTER_OP(_fused_conv2d_with_indices) {
+  OpDef d;
+  d.name = "_fused_conv2d_with_indices";
+  d.inputs = op__fused_conv2d().inputs;
+  d.attrs = op__fused_conv2d().attrs;
+  d.num_outputs = 2;
+  d.output_differentiable = {true, false};
+  d.meta = [](MetaContext& c) {
+    op__fused_conv2d().meta(c);
+    const TensorMeta& y = c.outputs[0];
+    const auto& k = c.attrs.ints(5);
+    const auto& s = c.attrs.ints(6).empty() ? k : c.attrs.ints(6);
+    TANDEM_CHECK(c.attrs.b(4) && k.size() == 2 && k[0] == 2 && k[1] == 2 && s.size() == 2 && s[0] == 2 && s[1] == 2,
+                 ValueError, c.op, "got relu=", c.attrs.b(4) ? "true" : "false", ", pool_kernel ", IntArrayRef(k),
+                 " and pool_stride ", IntArrayRef(c.attrs.ints(6)),
+                 ", expected relu=true with a 2x2 pool of stride 2 (the window codes cover no other)");
+    c.outputs.push_back(TensorMeta{kUInt8, y.sizes, {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    SmallVec<MetaRef, 3> metas;
+    for (const Tensor& t : c.inputs) metas.push_back(MetaRef::of(t));
+    const Conv2dGeometry g = conv_geometry(c.op, metas.ref(), c.attrs, false);
+    const kernels::Pool2dGeometry p = fused_pool_geometry(c.op, g, c.attrs);
+    kernels::conv2d_block_forward(g, c.outputs[0], c.inputs[0], c.inputs[1], c.inputs[2], true, &p, c.outputs[1]);
+  };
+  return d;
+}
+
 // convolution_backward(grad_output, input, weight; stride, padding, dilation, groups,
 // output_mask) -> (grad_input, grad_weight, grad_bias): the gradients of a 4-D conv2d
 // (PyTorch's aten::convolution_backward for the non-transposed 2-D case). padding is per

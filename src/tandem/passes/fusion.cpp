@@ -40,6 +40,117 @@ std::vector<int64_t> pair_of(const AttrValue& a) {
   return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
 }
 
+bool is_zero_scalar(const AttrValue& a) {
+  const auto* p = std::get_if<Scalar>(&a);
+  return p && p->to<double>() == 0.0;
+}
+
+// True when nodes (lo, hi) of `nodes` write the storage of any of `values`.
+bool written_between(const ir::Graph& g, size_t lo, size_t hi, const std::vector<int>& values) {
+  const auto& nodes = g.nodes();
+  for (size_t k = lo + 1; k < hi; ++k) {
+    if (nodes[k].dead) continue;
+    for (int w : ir::written_values(nodes[k]))
+      for (int v : values)
+        if (v >= 0 && g.storage_root(w) == g.storage_root(v)) return true;
+  }
+  return false;
+}
+
+// The training form of a conv -> relu -> 2x2/stride-2 max_pool2d block: the ReLU result
+// `rv` is read by the pool and, in the backward, by max_pool2d_backward(g, rv) nodes each
+// feeding only threshold_backward(., rv, 0). Then the block becomes
+// _fused_conv2d_with_indices (pooled output + window codes, no ReLU result at all) and each
+// backward pair _fused_max_pool2d_relu_backward(g, pooled, codes): bitwise the same
+// gradients, and the values saved between forward and backward shrink from the ReLU
+// result to the pooled output plus one byte per pooled element. Returns whether it
+// rewrote the block.
+bool fuse_training_block(ir::Graph& g, size_t ci, size_t ri) {
+  auto& nodes = g.mutable_nodes();
+  const int rv = nodes[ri].outputs[0];
+  for (int o : g.outputs())
+    if (g.storage_root(o) == g.storage_root(rv)) return false;
+  int pool = -1;
+  std::vector<size_t> pool_backward, relu_backward;
+  for (const auto& n : nodes) {
+    if (n.dead || static_cast<size_t>(n.id) == ri) continue;
+    bool reads = false;
+    for (int i : n.inputs)
+      if (i >= 0 && g.storage_root(i) == g.storage_root(rv)) {
+        if (i != rv) return false;  // read through a view
+        reads = true;
+      }
+    if (!reads) continue;
+    const std::string& name = n.op->name;
+    if (name == "max_pool2d" && pool < 0 && n.inputs[0] == rv) pool = n.id;
+    else if (name == "max_pool2d_backward" && n.inputs[0] != rv && n.inputs[1] == rv) pool_backward.push_back(static_cast<size_t>(n.id));
+    else if (name == "threshold_backward" && n.inputs[0] != rv && n.inputs[1] == rv && n.attrs.size() == 1 &&
+             is_zero_scalar(n.attrs[0]))
+      relu_backward.push_back(static_cast<size_t>(n.id));
+    else return false;
+  }
+  if (pool < 0 || pool_backward.empty() || pool_backward.size() != relu_backward.size()) return false;
+  const ir::Node& pn = nodes[static_cast<size_t>(pool)];
+  if (pn.attrs.size() < 5 || !ints_are(pn.attrs[0], 2) || !ints_are(pn.attrs[2], 0) || !ints_are(pn.attrs[3], 1) ||
+      pn.attrs[4] != AttrValue(false))
+    return false;
+  const auto& st = std::get<std::vector<int64_t>>(pn.attrs[1]);
+  if (!st.empty() && !ints_are(pn.attrs[1], 2)) return false;
+  const int pooled = pn.outputs[0];
+  const std::vector<int> uses = g.use_counts();
+  // Each max_pool2d_backward: the pool's attributes, its result read only by one of the
+  // threshold_backward nodes, after the pool.
+  std::vector<std::pair<size_t, size_t>> pairs;
+  for (size_t b : pool_backward) {
+    const ir::Node& bn = nodes[b];
+    if (bn.attrs != pn.attrs || b < static_cast<size_t>(pool)) return false;
+    const int r = sole_reader(g, uses, bn.outputs[0]);
+    if (r < 0 || std::find(relu_backward.begin(), relu_backward.end(), static_cast<size_t>(r)) == relu_backward.end() ||
+        nodes[static_cast<size_t>(r)].inputs[0] != bn.outputs[0])
+      return false;
+    const ir::Value& gv = g.value(bn.inputs[0]);
+    if (gv.meta.dtype != kFloat32 || gv.meta.sizes != g.value(pooled).meta.sizes) return false;
+    pairs.emplace_back(b, static_cast<size_t>(r));
+  }
+  // The convolution moves to the pool's place: nothing may write its inputs in between;
+  // the pooled output is read again by the backward: nothing may write it before.
+  if (written_between(g, ci, static_cast<size_t>(pool), nodes[ci].inputs)) return false;
+  size_t last = 0;
+  for (const auto& pr : pairs) last = std::max(last, pr.second);
+  if (written_between(g, static_cast<size_t>(pool), last, {pooled})) return false;
+
+  const ir::Value& cv = g.value(nodes[ci].outputs[0]);
+  const int64_t H = cv.meta.sizes[2], W = cv.meta.sizes[3];
+  ir::Node& p = nodes[static_cast<size_t>(pool)];
+  const ir::Node& conv = nodes[ci];
+  p.op = find_op("_fused_conv2d_with_indices");
+  p.attrs = {conv.attrs[0], conv.attrs[1], conv.attrs[2], conv.attrs[3], AttrValue(true),
+             AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2}), AttrValue(false)};
+  p.inputs = conv.inputs;
+  ir::Value codes;
+  codes.id = static_cast<int>(g.values().size());
+  codes.kind = ir::ValueKind::Node;
+  codes.meta.dtype = kUInt8;
+  codes.meta.sizes = g.value(pooled).meta.sizes;
+  codes.meta.strides = contiguous_strides(codes.meta.sizes);
+  codes.producer = p.id;
+  codes.output_index = 1;
+  p.outputs.push_back(codes.id);
+  g.mutable_values().push_back(std::move(codes));
+  const int codes_id = p.outputs[1];
+  const OpDef* backward = find_op("_fused_max_pool2d_relu_backward");
+  for (const auto& [b, t] : pairs) {
+    ir::Node& tn = nodes[t];
+    tn.op = backward;
+    tn.inputs = {nodes[b].inputs[0], pooled, codes_id};
+    tn.attrs = {AttrValue(std::vector<int64_t>{H, W})};
+    nodes[b].dead = true;
+  }
+  nodes[ci].dead = true;
+  nodes[ri].dead = true;
+  return true;
+}
+
 }  // namespace
 
 bool fuse_conv_blocks(ir::Graph& g) {
@@ -56,6 +167,10 @@ bool fuse_conv_blocks(ir::Graph& g) {
     const int ri = sole_reader(g, uses, conv.outputs[0]);
     if (ri < 0 || nodes[static_cast<size_t>(ri)].op->name != "relu") continue;
     const ir::Node& relu = nodes[static_cast<size_t>(ri)];
+    if (uses[static_cast<size_t>(relu.outputs[0])] > 1) {  // read by the backward too
+      if (conv.attrs.size() == 4 && fuse_training_block(g, ci, static_cast<size_t>(ri))) changed = true;
+      continue;
+    }
     // relu's result: pooled by a plain max_pool2d (no padding, dilation or ceil_mode)?
     std::vector<int64_t> kernel, stride;
     int pi = sole_reader(g, uses, relu.outputs[0]);

@@ -342,7 +342,7 @@ void conv2d_backward(const Conv2dGeometry& g, const Tensor& grad_input, const Te
 }
 
 void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
-                          const Tensor& bias, bool relu, const Pool2dGeometry* pool) {
+                          const Tensor& bias, bool relu, const Pool2dGeometry* pool, const Tensor& indices) {
   if (out.numel() == 0) return;
   // Without pooling the block is a conv + ReLU: a 1x1, stride-1 "pool" is the relayout.
   Pool2dGeometry pg;
@@ -357,6 +357,8 @@ void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tens
     Tensor b = bias.defined() ? contiguous_copy(bias) : bias;
     float* yp = static_cast<float*>(out.data_ptr());
     const int64_t os[4] = {out.stride(0), out.stride(1), out.stride(2), out.stride(3)};
+    uint8_t* ip = indices.defined() ? static_cast<uint8_t*>(indices.data_ptr()) : nullptr;
+    const int64_t ins = pg.C * pg.OH * pg.OW;  // indices per image
     try {
       onednn::conv2d_f32_to_layout(g, static_cast<const float*>(x.data_ptr()), strides4(x),
                                    static_cast<const float*>(w.data_ptr()), strides4(w),
@@ -364,7 +366,8 @@ void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tens
                                    [&](int64_t n0, int64_t n, const float* data, int64_t cblock, const int64_t* st) {
                                      Pool2dGeometry slice = pg;
                                      slice.N = n;
-                                     relu_max_pool_layout_f32(slice, data, cblock, st, relu, yp + n0 * os[0], os);
+                                     relu_max_pool_layout_f32(slice, data, cblock, st, relu, yp + n0 * os[0], os,
+                                                              ip ? ip + n0 * ins : nullptr);
                                    });
       return;
     } catch (const RuntimeError&) {
@@ -378,7 +381,7 @@ void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tens
     if (out.dtype() != DType::Float32) throw TypeError(str_cat("[_fused_conv2d] got dtype ", dtype_name(out.dtype()), ", expected float32"));
     const int64_t os[4] = {out.stride(0), out.stride(1), out.stride(2), out.stride(3)};
     relu_max_pool_layout_f32(pg, static_cast<const float*>(y.data_ptr()), 1, st, relu, static_cast<float*>(out.data_ptr()),
-                             os);
+                             os, indices.defined() ? static_cast<uint8_t*>(indices.data_ptr()) : nullptr);
   } else {
     copy_kernel(out, y);
   }

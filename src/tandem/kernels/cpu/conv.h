@@ -81,9 +81,20 @@ void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor
 /// nChw16c): element (n, c, h, w) at n*st[0] + (c / cblock)*st[1] + h*st[2] + w*st[3] +
 /// c % cblock. Writes `out` [N, C, OH, OW] with element strides `os` (NCHW, channels last,
 /// any). Same values and comparison order as relu then max_pool2d_forward, so bitwise the
-/// same result (NaN wins).
+/// same result (NaN wins). With `indices` (2x2 windows of stride 2 only), also writes
+/// each window's argmax as a code 0..3 (row-major position in the window) into the
+/// contiguous uint8 [N, C, OH, OW] array, chosen as max_pool2d_backward chooses it on the
+/// relu'd input (first maximum, else the last NaN).
 void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
-                              float* out, const int64_t* os);
+                              float* out, const int64_t* os, uint8_t* indices = nullptr);
+
+/// The gradient of max_pool2d(relu(x)) (2x2 windows, stride 2, no padding) from the pooled
+/// output and its window codes (relu_max_pool_layout_f32's `indices`): bitwise
+/// threshold_backward(max_pool2d_backward(grad_output, relu(x)), relu(x), 0), without
+/// relu(x): at a window's argmax, relu(x) is the pooled value. grad_input [N, C, H, W],
+/// grad_output, output and indices [N, C, OH, OW], all contiguous; float32.
+void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
+                                  const float* output, const uint8_t* indices);
 
 /// Compiled mode's fused convolution block (op _fused_conv2d):
 ///   out = max_pool2d(relu(conv2d(input, weight) + bias))   (relu and pooling optional)
@@ -95,8 +106,11 @@ void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t c
 /// a pooling pass over the whole batch.
 /// `pool` (no padding or dilation) may be null. Other dtypes, or a geometry oneDNN declines, run the unfused
 /// kernels in turn.
+/// With `indices` defined (uint8, contiguous, out's sizes; relu and a 2x2, stride 2 pool
+/// only), also writes each window's argmax code (see relu_max_pool_layout_f32): what
+/// max_pool2d_relu_backward_f32 needs instead of the ReLU result.
 void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,
-                          const Tensor& bias, bool relu, const Pool2dGeometry* pool);
+                          const Tensor& bias, bool relu, const Pool2dGeometry* pool, const Tensor& indices = Tensor());
 
 /// Adaptive average pooling: output cell (oh, ow) averages rows
 /// [floor(oh*H/OH), ceil((oh+1)*H/OH)) and the same for columns. Input [N, C, H, W].

@@ -405,13 +405,32 @@ inline float relu1(float v) {
   else return v;
 }
 
+typedef int32_t v8i __attribute__((vector_size(32)));
+/// The position of each lane's window maximum in a 2x2 window (a b / c d), as a code 0..3
+/// (a=0, b=1, c=2, d=3) chosen by max_pool_backward_loop's rule for that window (a row-pair
+/// tournament: first maximum, else the last NaN), so the fused backward puts the gradient
+/// where max_pool2d_backward would.
+inline v8i window_codes8(v8f a, v8f b, v8f c, v8f d) {
+  const v8i tb = (b > a) | (b != b);
+  const v8f m0 = tb ? b : a;
+  const v8i td = (d > c) | (d != d);
+  const v8f m1 = td ? d : c;
+  const v8i t1 = (m1 > m0) | (c != c) | (d != d);
+  return (t1 & 2) | ((t1 ? td : tb) & 1);
+}
+inline void store_codes8(uint8_t* p, v8i code) {
+  for (int k = 0; k < 8; ++k) p[k] = static_cast<uint8_t>(code[k]);
+}
+
 /// relu_max_pool_layout_f32 for channel blocks of CB (a multiple of 8) and a ReLU flag.
 template <int CB, bool RELU>
-void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os) {
+void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os,
+                          uint8_t* indices) {
   const bool two_by_two = g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2;
   const int64_t nblk = g.C / CB, OP = g.OH * g.OW;
   for_planes(g.N * nblk, OP * CB * g.KH * g.KW, [&](int64_t b, int64_t e) {
     std::vector<float> row(static_cast<size_t>(g.OW * CB));
+    std::vector<uint8_t> codes(indices ? static_cast<size_t>(g.OW * CB) : 0);
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / nblk, cb = p % nblk;
       const float* base = x + n * st[0] + cb * st[1];
@@ -423,10 +442,10 @@ void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t
           for (int k = 0; k < CB; k += 8) {
             v8f m{};
             if (two_by_two) {  // max_pool_values' 2x2 order: (0,0) (0,1) (1,0) (1,1)
-              m = relu8<RELU>(load8(w0 + k));
-              m = max8(m, relu8<RELU>(load8(w0 + st[3] + k)));
-              m = max8(m, relu8<RELU>(load8(w0 + st[2] + k)));
-              m = max8(m, relu8<RELU>(load8(w0 + st[2] + st[3] + k)));
+              const v8f a = relu8<RELU>(load8(w0 + k)), bb = relu8<RELU>(load8(w0 + st[3] + k));
+              const v8f c = relu8<RELU>(load8(w0 + st[2] + k)), d = relu8<RELU>(load8(w0 + st[2] + st[3] + k));
+              m = max8(max8(max8(a, bb), c), d);
+              if (indices) store_codes8(codes.data() + ow * CB + k, window_codes8(a, bb, c, d));
             } else {  // its general order: max over rows per column, then over columns
               for (int64_t kw = 0; kw < g.KW; ++kw) {
                 const float* r = w0 + kw * st[3] + k;
@@ -437,6 +456,11 @@ void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t
             }
             store8(acc + k, m);
           }
+        }
+        if (indices) {  // NCHW, contiguous
+          uint8_t* ib = indices + (n * g.C + cb * CB) * OP + oh * g.OW;
+          for (int k = 0; k < CB; ++k)
+            for (int64_t ow = 0; ow < g.OW; ++ow) ib[k * OP + ow] = codes[static_cast<size_t>(ow * CB + k)];
         }
         // `row` holds channels innermost: copied as is into a channels-last output, else
         // one pass per channel.
@@ -456,36 +480,44 @@ void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t
 
 /// Plain layout (any strides), in max_pool_values' order.
 template <bool RELU>
-void relu_max_pool_plain(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os) {
+void relu_max_pool_plain(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os,
+                         uint8_t* indices) {
   const bool two_by_two = g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 && st[3] == 1;
-  // 8 outputs from 16 inputs of two rows (even and odd columns).
-  auto eight = [](const float* a, const float* b, float* y) {
-    const v8f a0 = load8(a), a1 = load8(a + 8), b0 = load8(b), b1 = load8(b + 8);
-    v8f m = relu8<RELU>(__builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
-    m = max8(m, relu8<RELU>(__builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15)));
-    m = max8(m, relu8<RELU>(__builtin_shufflevector(b0, b1, 0, 2, 4, 6, 8, 10, 12, 14)));
-    store8(y, max8(m, relu8<RELU>(__builtin_shufflevector(b0, b1, 1, 3, 5, 7, 9, 11, 13, 15))));
+  // 8 outputs from 16 inputs of two rows (even and odd columns); their window codes too
+  // when `code` is not null.
+  auto eight = [](const float* r0, const float* r1, float* y, uint8_t* code) {
+    const v8f a0 = load8(r0), a1 = load8(r0 + 8), b0 = load8(r1), b1 = load8(r1 + 8);
+    const v8f a = relu8<RELU>(__builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
+    const v8f b = relu8<RELU>(__builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15));
+    const v8f c = relu8<RELU>(__builtin_shufflevector(b0, b1, 0, 2, 4, 6, 8, 10, 12, 14));
+    const v8f d = relu8<RELU>(__builtin_shufflevector(b0, b1, 1, 3, 5, 7, 9, 11, 13, 15));
+    store8(y, max8(max8(max8(a, b), c), d));
+    if (code) store_codes8(code, window_codes8(a, b, c, d));
   };
   for_planes(g.N * g.C, g.OH * g.OW * g.KH * g.KW, [&](int64_t b, int64_t e) {
     std::vector<float> rm(static_cast<size_t>(g.W)), tmp(static_cast<size_t>(g.OW));
     for (int64_t p = b; p < e; ++p) {
       const float* plane = x + (p / g.C) * st[0] + (p % g.C) * st[1];
       float* yp = out + (p / g.C) * os[0] + (p % g.C) * os[1];
+      uint8_t* ip = indices ? indices + p * g.OH * g.OW : nullptr;
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         const float* r0 = plane + oh * g.stride_h * st[2];
         // A row of outputs, computed in place when the output row is contiguous.
         float* yr = os[3] == 1 ? yp + oh * os[2] : tmp.data();
+        uint8_t* ir = ip ? ip + oh * g.OW : nullptr;
         if (two_by_two) {
           const float* r1 = r0 + st[2];
           int64_t ow = 0;
-          for (; ow + 8 <= g.OW; ow += 8) eight(r0 + 2 * ow, r1 + 2 * ow, yr + ow);
+          for (; ow + 8 <= g.OW; ow += 8) eight(r0 + 2 * ow, r1 + 2 * ow, yr + ow, ir ? ir + ow : nullptr);
           if (ow < g.OW) {  // the last partial group, through zero-padded copies
             const size_t rest = static_cast<size_t>(g.OW - ow);
             float a[16] = {}, bb[16] = {}, y[8];
+            uint8_t cd[8];
             std::memcpy(a, r0 + 2 * ow, 2 * rest * sizeof(float));
             std::memcpy(bb, r1 + 2 * ow, 2 * rest * sizeof(float));
-            eight(a, bb, y);
+            eight(a, bb, y, cd);
             std::memcpy(yr + ow, y, rest * sizeof(float));
+            if (ir) std::memcpy(ir + ow, cd, rest);
           }
         } else {
           for (int64_t w = 0; w < g.W; ++w) {
@@ -508,14 +540,73 @@ void relu_max_pool_plain(const Pool2dGeometry& g, const float* x, const int64_t*
 }  // namespace
 
 void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
-                              float* out, const int64_t* os) {
+                              float* out, const int64_t* os, uint8_t* indices) {
   // The values and the order of max_pool_values (and of relu before it), so the result
   // is bitwise the unfused one: the 2x2 / stride 2 window in its order (0,0) (0,1) (1,0)
   // (1,1); other windows as the max over rows per column, then over columns.
-  if (cblock == 16) return relu ? relu_max_pool_blocks<16, true>(g, x, st, out, os) : relu_max_pool_blocks<16, false>(g, x, st, out, os);
-  if (cblock == 8) return relu ? relu_max_pool_blocks<8, true>(g, x, st, out, os) : relu_max_pool_blocks<8, false>(g, x, st, out, os);
+  TANDEM_INTERNAL_ASSERT(!indices || (g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 &&
+                                      (cblock > 1 || st[3] == 1)),
+                         "relu_max_pool_layout_f32: window codes need a 2x2, stride 2 window");
+  if (cblock == 16)
+    return relu ? relu_max_pool_blocks<16, true>(g, x, st, out, os, indices)
+                : relu_max_pool_blocks<16, false>(g, x, st, out, os, indices);
+  if (cblock == 8)
+    return relu ? relu_max_pool_blocks<8, true>(g, x, st, out, os, indices)
+                : relu_max_pool_blocks<8, false>(g, x, st, out, os, indices);
   TANDEM_INTERNAL_ASSERT(cblock == 1, "relu_max_pool_layout_f32: channel block ", cblock);
-  return relu ? relu_max_pool_plain<true>(g, x, st, out, os) : relu_max_pool_plain<false>(g, x, st, out, os);
+  return relu ? relu_max_pool_plain<true>(g, x, st, out, os, indices)
+              : relu_max_pool_plain<false>(g, x, st, out, os, indices);
+}
+
+void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
+                                  const float* output, const uint8_t* indices) {
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  for_planes(g.N * g.C, HW + OP, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      float* dst = grad_input + p * HW;
+      const float* gp = grad_output + p * OP;
+      const float* yp = output + p * OP;
+      const uint8_t* ip = indices + p * OP;
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        float* d0 = dst + 2 * oh * g.W;
+        float* d1 = d0 + g.W;
+        const float* gr = gp + oh * g.OW;
+        const float* yr = yp + oh * g.OW;
+        const uint8_t* ir = ip + oh * g.OW;
+        // max_pool2d_backward writes the gradient at the window's argmax (0 elsewhere);
+        // threshold_backward then keeps it where relu's result, there the pooled value
+        // itself, is not <= 0. Eight windows at a time: both rows' 16 floats are built in
+        // registers and stored contiguously (a last partial group through padded copies).
+        auto eight = [](const float* yv, const float* gv, const uint8_t* cv, float* r0, float* r1) {
+          const v8f y = load8(yv), gr8 = load8(gv);
+          const v8f v = y <= v8f{} ? v8f{} : gr8;
+          v8i code{};
+          for (int k = 0; k < 8; ++k) code[k] = cv[k];
+          const v8f c0 = code == 0 ? v : v8f{}, c1 = code == 1 ? v : v8f{};
+          const v8f c2 = code == 2 ? v : v8f{}, c3 = code == 3 ? v : v8f{};
+          store8(r0, __builtin_shufflevector(c0, c1, 0, 8, 1, 9, 2, 10, 3, 11));
+          store8(r0 + 8, __builtin_shufflevector(c0, c1, 4, 12, 5, 13, 6, 14, 7, 15));
+          store8(r1, __builtin_shufflevector(c2, c3, 0, 8, 1, 9, 2, 10, 3, 11));
+          store8(r1 + 8, __builtin_shufflevector(c2, c3, 4, 12, 5, 13, 6, 14, 7, 15));
+        };
+        int64_t ow = 0;
+        for (; ow + 8 <= g.OW; ow += 8) eight(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
+        if (ow < g.OW) {
+          const size_t rest = static_cast<size_t>(g.OW - ow);
+          float yb[8] = {}, gb[8] = {}, r0[16], r1[16];
+          uint8_t cb[8] = {};
+          std::memcpy(yb, yr + ow, rest * sizeof(float));
+          std::memcpy(gb, gr + ow, rest * sizeof(float));
+          std::memcpy(cb, ir + ow, rest);
+          eight(yb, gb, cb, r0, r1);
+          std::memcpy(d0 + 2 * ow, r0, 2 * rest * sizeof(float));
+          std::memcpy(d1 + 2 * ow, r1, 2 * rest * sizeof(float));
+        }
+        for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = 0.0f;
+      }
+      std::fill(dst + 2 * g.OH * g.W, dst + HW, 0.0f);
+    }
+  });
 }
 
 void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
