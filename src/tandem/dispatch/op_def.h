@@ -148,6 +148,12 @@ struct OpDef {
   /// range, a target outside [0, C)): dead-code elimination keeps such a node even when
   /// its result is unused, so a compiled call raises where eager raises.
   bool raises_on_data = false;
+  /// Elementwise: output element i depends only on the input elements at i (after
+  /// broadcasting) and the attributes, so the kernel run on any piece of the elements
+  /// (contiguous blocks, in any order) writes the bytes it writes on the whole tensor. The
+  /// fuse_pointwise pass groups chains of such ops into one _fused_pointwise node that
+  /// runs these kernels block by block while the block is in cache.
+  bool pointwise = false;
   /// Bit i: the kernel writes input i in place (besides an in-place variant's self), e.g.
   /// native_batch_norm's running_mean/running_var in training. Such inputs must not take
   /// part in promotion (InputSpec::promote = false) so the kernel writes the caller's

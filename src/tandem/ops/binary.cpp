@@ -20,6 +20,7 @@ OpDef binary_op(const char* name, Promotion p = Promotion::Default) {
   d.promotion = p;
   d.meta = ops::elementwise_meta;
   d.inplace_variant = true;
+  d.pointwise = true;
   return d;
 }
 }  // namespace

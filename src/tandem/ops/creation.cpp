@@ -187,6 +187,7 @@ TANDEM_REGISTER_OP(clone) {
 TANDEM_REGISTER_OP(_to_copy) {
   OpDef d;
   d.name = "_to_copy";
+  d.pointwise = true;
   d.inputs = {{"self", false}};
   d.attrs = {{"dtype", DType::Float32}};
   d.meta = [](MetaContext& c) { c.outputs.push_back(TensorMeta{c.attrs.dtype(0), c.inputs[0].sizes.vec(), {}}); };

@@ -86,6 +86,7 @@ OpDef addc_def(const char* name) {
   d.inputs = {{"self"}, {"tensor1"}, {"tensor2"}};
   d.attrs = {{"value", Scalar(1)}};
   d.inplace_variant = true;
+  d.pointwise = true;
   d.save_inputs = 0b110;  // self is not needed
   return d;
 }
@@ -156,6 +157,7 @@ Grads addcdiv_backward(BackwardContext& c) {
 TANDEM_REGISTER_OP(where) {
   OpDef d;
   d.name = "where";
+  d.pointwise = true;
   d.inputs = {{"condition", /*promote=*/false, /*optional=*/false, /*differentiable=*/false}, {"self"}, {"other"}};
   d.promotion = Promotion::Default;
   d.meta = [](MetaContext& c) {
@@ -184,6 +186,7 @@ TANDEM_REGISTER_OP(where) {
 TANDEM_REGISTER_OP(lerp) {
   OpDef d;
   d.name = "lerp";
+  d.pointwise = true;
   d.inputs = {{"self"}, {"end"}, {"weight"}};
   d.promotion = Promotion::None;
   d.meta = lerp_meta;

@@ -26,6 +26,7 @@ inline OpDef binary_def(const char* name, Promotion p, MetaFn meta, KernelFn ker
   d.meta = meta;
   d.cpu_kernel = kernel;
   d.inplace_variant = inplace;
+  d.pointwise = true;
   return d;
 }
 

@@ -32,6 +32,7 @@ inline OpDef unary_def(const char* name, Promotion p, bool inplace = true) {
   d.promotion = p;
   d.meta = ops::same_as_input_meta;
   d.inplace_variant = inplace;
+  d.pointwise = true;
   return d;
 }
 

@@ -156,6 +156,7 @@ TANDEM_REGISTER_OP(relu) {
 TANDEM_REGISTER_OP(threshold_backward) {
   OpDef d;
   d.name = "threshold_backward";
+  d.pointwise = true;
   d.inputs = {{"grad_output"}, {"self"}};
   d.attrs = {{"threshold", Scalar(0)}};
   d.promotion = Promotion::Default;

@@ -40,6 +40,8 @@ std::vector<int64_t> pair_of(const AttrValue& a) {
   return v.size() == 1 ? std::vector<int64_t>{v[0], v[0]} : v;
 }
 
+bool is_contiguous_meta(const TensorMeta& m) { return m.strides == contiguous_strides(m.sizes); }
+
 bool is_zero_scalar(const AttrValue& a) {
   const auto* p = std::get_if<Scalar>(&a);
   return p && p->to<double>() == 0.0;
@@ -152,6 +154,94 @@ bool fuse_training_block(ir::Graph& g, size_t ci, size_t ri) {
 }
 
 }  // namespace
+
+namespace {
+
+// A node the pointwise fusion may take: an elementwise op with one output, no undefined
+// input, that neither writes nor draws random numbers nor checks data (its error would
+// surface at another node).
+bool fusible_pointwise(const ir::Node& n) {
+  const OpDef& op = *n.op;
+  if (n.dead || !op.pointwise || op.num_outputs != 1 || n.outputs.size() != 1 || op.random || op.raises_on_data ||
+      op.is_inplace || op.view || op.composite || !op.cpu_kernel || mutated_inputs(op, n.attrs) != 0)
+    return false;
+  for (int i : n.inputs)
+    if (i < 0) return false;
+  return true;
+}
+
+}  // namespace
+
+bool fuse_pointwise(ir::Graph& g) {
+  const OpDef* fused = find_op("_fused_pointwise");
+  if (!fused) return false;
+  auto& nodes = g.mutable_nodes();
+  const std::vector<int> uses = g.use_counts();
+  std::vector<bool> taken(nodes.size(), false);
+  bool changed = false;
+  // Groups grow from their last node (the root, whose result is the group's) backwards
+  // through producers whose result only the group reads.
+  for (size_t ri = nodes.size(); ri-- > 0;) {
+    if (taken[ri] || !fusible_pointwise(nodes[ri])) continue;
+    const ir::Value& rv = g.value(nodes[ri].outputs[0]);
+    if (!is_contiguous_meta(rv.meta)) continue;
+    std::vector<size_t> members{ri};
+    for (size_t m = 0; m < members.size(); ++m) {
+      for (int v : nodes[members[m]].inputs) {
+        const ir::Value& val = g.value(v);
+        if (val.kind != ir::ValueKind::Node || val.alias_of >= 0) continue;
+        const size_t p = static_cast<size_t>(val.producer);
+        if (taken[p] || std::find(members.begin(), members.end(), p) != members.end() || !fusible_pointwise(nodes[p]))
+          continue;
+        // Its result: read once, by this member, with the group's shape (elementwise over
+        // the same elements), and the producer may move to the root's place.
+        if (sole_reader(g, uses, v) != nodes[members[m]].id || val.meta.sizes != rv.meta.sizes) continue;
+        if (written_between(g, p, ri, nodes[p].inputs)) continue;
+        members.push_back(p);
+      }
+    }
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end());
+    // The program: each member in order; inputs from outside the group become the fused
+    // node's inputs (once each).
+    std::vector<int> ext;
+    std::vector<int64_t> program;
+    std::vector<AttrValue> attrs(2);
+    std::string names;
+    for (size_t k = 0; k < members.size(); ++k) {
+      const ir::Node& n = nodes[members[k]];
+      names += (k ? "," : "") + n.op->name;
+      program.push_back(static_cast<int64_t>(n.inputs.size()));
+      for (int v : n.inputs) {
+        const ir::Value& val = g.value(v);
+        auto in_group = std::find(members.begin(), members.begin() + static_cast<std::ptrdiff_t>(k),
+                                  val.kind == ir::ValueKind::Node ? static_cast<size_t>(val.producer) : SIZE_MAX);
+        if (val.kind == ir::ValueKind::Node && val.alias_of < 0 && in_group != members.begin() + static_cast<std::ptrdiff_t>(k)) {
+          program.push_back(-1 - (in_group - members.begin()));
+          continue;
+        }
+        auto e = std::find(ext.begin(), ext.end(), v);
+        if (e == ext.end()) e = ext.insert(ext.end(), v);
+        program.push_back(e - ext.begin());
+      }
+      program.push_back(static_cast<int64_t>(n.attrs.size()));
+      program.push_back(static_cast<int64_t>(g.value(n.outputs[0]).meta.dtype));
+      attrs.insert(attrs.end(), n.attrs.begin(), n.attrs.end());
+    }
+    attrs[0] = AttrValue(names);
+    attrs[1] = AttrValue(program);
+    for (size_t p : members) {
+      taken[p] = true;
+      if (p != ri) nodes[p].dead = true;
+    }
+    nodes[ri].op = fused;
+    nodes[ri].inputs = std::move(ext);
+    nodes[ri].attrs = std::move(attrs);
+    changed = true;
+  }
+  if (changed) g.compact();
+  return changed;
+}
 
 bool fuse_conv_blocks(ir::Graph& g) {
   const OpDef* fused = find_op("_fused_conv2d");

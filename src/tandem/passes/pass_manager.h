@@ -42,6 +42,14 @@ bool canonicalize(ir::Graph& g);
 /// NCHW). Bitwise the unfused values.
 bool fuse_conv_blocks(ir::Graph& g);
 
+/// Groups chains of elementwise ops (OpDef::pointwise; unary, binary and ternary ops,
+/// comparisons, casts, with broadcast and scalar operands) whose intermediate results
+/// nothing else reads and that have the chain's result shape into one _fused_pointwise
+/// node: the ops' own kernels run block by block while the block is in cache, each input
+/// is read once and the result written once. Bitwise the unfused values. Ops that check
+/// data (integer division), write in place or draw random numbers are left alone.
+bool fuse_pointwise(ir::Graph& g);
+
 /// Lets an op write its result into its first input when that input is an intermediate
 /// whose storage dies at this node (no later read through any alias, not kept as a graph
 /// output) and has the result's dtype, sizes and strides: the node becomes the op's
@@ -53,7 +61,7 @@ bool inplace_reuse(ir::Graph& g);
 class PassManager {
  public:
   /// The default pipeline: canonicalize, constant_folding, noop_removal, cse, dce,
-  /// fuse_conv_blocks, inplace_reuse.
+  /// fuse_conv_blocks, fuse_pointwise, inplace_reuse.
   PassManager();
   PassManager(const PassManager&) = delete;
   PassManager& operator=(const PassManager&) = delete;
