@@ -41,5 +41,6 @@ void bind_optim_jit(py::module_& m);
 void bind_function(py::module_& m);
 void bind_data(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
+void bind_nn(py::module_& m, py::class_<Tensor>& cls);
 
 }  // namespace tandem::python

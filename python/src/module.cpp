@@ -160,4 +160,5 @@ PYBIND11_MODULE(_C, m) {
   tandem::python::bind_function(m);
   tandem::python::bind_data(m);
   tandem::python::bind_dlpack(m, tensor_class);
+  tandem::python::bind_nn(m, tensor_class);
 }
