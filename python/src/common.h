@@ -38,6 +38,7 @@ py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_autograd(py::module_& m, py::class_<Tensor>& cls);
 void bind_optim_jit(py::module_& m);
+void bind_optim(py::module_& m);
 void bind_function(py::module_& m);
 void bind_data(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
