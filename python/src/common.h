@@ -43,5 +43,6 @@ void bind_function(py::module_& m);
 void bind_data(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_nn(py::module_& m, py::class_<Tensor>& cls);
+void bind_io(py::module_& m);
 
 }  // namespace tandem::python

@@ -162,4 +162,5 @@ PYBIND11_MODULE(_C, m) {
   tandem::python::bind_data(m);
   tandem::python::bind_dlpack(m, tensor_class);
   tandem::python::bind_nn(m, tensor_class);
+  tandem::python::bind_io(m);
 }

@@ -22,6 +22,7 @@ from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is
 from . import _ops, _overloads
 from . import optim, nn, utils, datasets
 from ._compile import compile
+from .serialization import save, load
 from ._C import GraphBreak
 
 # dtypes under their names and PyTorch's aliases (tandem.float is tandem.float32, ...).
