@@ -101,7 +101,37 @@ void bind_optim_jit(py::module_& m) {
       .def_property_readonly("captures", [](const PyCompiled& c) { return c.compiled->captures(); },
                              "Times the Python function was run to capture a program.")
       .def_property_readonly("warnings", [](const PyCompiled& c) { return c.compiled->warnings(); },
-                             "One-time notices issued so far (graph breaks, recompile limit).");
+                             "One-time notices issued so far (graph breaks, recompile limit).")
+      .def_property_readonly("retries", [](const PyCompiled& c) { return c.compiled->retries(); },
+                             "Captures dropped so that the next call captures again (an optimizer creating its "
+                             "state on its first step inside the function); each ran eagerly.")
+      .def_property_readonly("recompile_reasons", [](const PyCompiled& c) { return c.compiled->recompile_reasons(); },
+                             "Why each capture after the first happened (what changed in the signature).");
+
+  py::class_<jit::Explanation>(m, "Explanation", R"doc(What tandem.explain saw: whether the function compiles,
+the graph break's reason, the captured ops, the guards, the optimised graph and the
+planned memory. str() gives the report.)doc")
+      .def_readonly("compiled", &jit::Explanation::compiled, "True when the capture produced a program.")
+      .def_readonly("break_reason", &jit::Explanation::break_reason, "Why capture broke ('' when it did not).")
+      .def_readonly("captured_ops", &jit::Explanation::captured_ops, "The ops recorded, in order.")
+      .def_readonly("graph_text", &jit::Explanation::graph_text, "The graph after the passes (text form).")
+      .def_readonly("guards", &jit::Explanation::guards, "What a cached program is checked against, one line each.")
+      .def_readonly("arena_bytes", &jit::Explanation::arena_bytes, "Bytes of the planned arena.")
+      .def_readonly("lower_bound_bytes", &jit::Explanation::lower_bound_bytes,
+                    "The most bytes live at once (no plan can use less).")
+      .def("__str__", &jit::Explanation::to_string)
+      .def("__repr__", [](const jit::Explanation& e) {
+        return std::string("<tandem.Explanation compiled=") + (e.compiled ? "True" : "False") + ", " +
+               std::to_string(e.captured_ops.size()) + " ops>";
+      });
+  m.def("_explain", [](py::function fn, py::args args) {
+    std::vector<Tensor> inputs;
+    for (py::handle a : args) inputs.push_back(to_tensor_arg(a, "input"));
+    auto single = std::make_shared<int>(-1);
+    PyTensorFn f{shared_py(fn), single};
+    py::gil_scoped_release nogil;
+    return jit::explain(f, inputs);
+  }, py::arg("fn"));
   m.def("_compile", [](py::function fn, bool strict) {
     auto single = std::make_shared<int>(-1);
     // The Python function is released with the GIL held, whichever thread drops the last
