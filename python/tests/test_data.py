@@ -156,8 +156,7 @@ def test_default_collate_structures():
         default_collate([object(), object()])
 
 
-def test_default_collate_matches_torch():
-    torch = pytest.importorskip("torch")
+def test_default_collate_matches_torch(torch):
     from torch.utils.data import default_collate as torch_collate
     batch = [(np.arange(4, dtype=np.float32).reshape(2, 2) + i, i, float(i) / 2, [i, i + 1]) for i in range(3)]
     ours = tandem.utils.data.default_collate(batch)

@@ -275,8 +275,7 @@ def test_conv1d_bilinear_losses_match_numpy():
                                np.where(np.abs(d) < 0.1, 0.5 * d * d, 0.1 * (np.abs(d) - 0.05)).mean(), rtol=1e-5)
 
 
-def test_layers_match_torch():
-    torch = pytest.importorskip("torch")
+def test_layers_match_torch(torch):
     tandem.manual_seed(5)
 
     def same(ours, theirs, *inputs, rtol=1e-5, atol=1e-6):

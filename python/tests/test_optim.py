@@ -115,8 +115,7 @@ def test_state_dict_round_trip_continues_identically():
     ("RMSprop", dict(lr=0.01, momentum=0.9, centered=True)),
     ("RMSprop", dict(lr=0.01, weight_decay=0.1)),
 ])
-def test_optimizers_match_torch(name, kwargs):
-    torch = pytest.importorskip("torch")
+def test_optimizers_match_torch(name, kwargs, torch):
     rng = np.random.default_rng(1)
     init = [rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal(4).astype(np.float32)]
     ours = [nn.Parameter(tandem.tensor(a)) for a in init]
@@ -182,8 +181,7 @@ def test_scheduler_state_dict_round_trip():
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")  # torch's SequentialLR calls its own deprecated step(epoch)
-def test_schedulers_match_torch():
-    torch = pytest.importorskip("torch")
+def test_schedulers_match_torch(torch):
     TL = torch.optim.lr_scheduler
 
     def pair(lr=0.5, momentum=0.9, groups=1):
