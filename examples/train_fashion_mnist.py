@@ -1,11 +1,13 @@
 """Trains the CNN of `tandem train --model cnn` on Fashion-MNIST from Python.
 
-    ./run python examples/train_fashion_mnist.py [--epochs 2] [--compiled] [--limit N]
+    ./run python examples/train_fashion_mnist.py [--epochs 2] [--compiled | --compiled-step] [--limit N]
 
 The model is written as a Python nn.Module; the data come from the Debian package
 dataset-fashion-mnist through the C++ loader (normalised with the training split's
 mean and std, as `tandem train` does). --compiled runs the forward pass through
-tandem.compile. Prints the mean loss and the test accuracy after each epoch.
+tandem.compile; --compiled-step compiles the whole training step (zero_grad, forward,
+loss, backward, optimizer step) into one program, with the same losses as eager. Prints
+the mean loss and the test accuracy after each epoch.
 """
 import argparse
 import time
@@ -41,6 +43,8 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--compiled", action="store_true", help="run the forward pass through tandem.compile")
+    ap.add_argument("--compiled-step", action="store_true",
+                    help="compile the whole training step (forward, backward and update) with tandem.compile")
     ap.add_argument("--limit", type=int, default=0, help="train on the first N batches of each epoch only")
     args = ap.parse_args()
 
@@ -53,16 +57,21 @@ def main():
                        seed=args.seed)
     test = DataLoader(tandem.datasets.FashionMNIST(train=False), batch_size=1000)
 
+    def train_step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(forward((x - MEAN) / STD), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    step = tandem.compile(train_step) if args.compiled_step else train_step
+
     for epoch in range(1, args.epochs + 1):
         model.train()
         start, total, n = time.time(), 0.0, 0
         for i, (x, y) in enumerate(train):
             if args.limit and i >= args.limit:
                 break
-            opt.zero_grad()
-            loss = loss_fn(forward((x - MEAN) / STD), y)
-            loss.backward()
-            opt.step()
+            loss = step(x, y)
             total, n = total + loss.item(), n + 1
         model.eval()
         correct = 0

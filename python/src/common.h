@@ -38,8 +38,11 @@ py::class_<Tensor> bind_tensor(py::module_& m);
 void bind_ops(py::module_& m);
 void bind_autograd(py::module_& m, py::class_<Tensor>& cls);
 void bind_optim_jit(py::module_& m);
+void bind_optim(py::module_& m);
 void bind_function(py::module_& m);
 void bind_data(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
+void bind_nn(py::module_& m, py::class_<Tensor>& cls);
+void bind_io(py::module_& m);
 
 }  // namespace tandem::python

@@ -62,6 +62,15 @@ missing; tandem never downloads (download=True raises NotImplementedError).)doc"
       .def_property_readonly_static("classes", [](py::object) { return data::datasets::FashionMNIST::classes(); },
                                     "Class names by label.");
 
+  m.def("shuffled_indices", [](int64_t n, uint64_t seed, int64_t epoch) {
+    return data::shuffled_indices(n, seed, epoch);
+  }, py::arg("n"), py::arg("seed"), py::arg("epoch"), R"doc(The order in which a shuffling DataLoader visits n examples
+in epoch `epoch` (a list of ints, a permutation of range(n)): a Fisher-Yates shuffle driven
+by a Philox generator seeded with `seed`, as the C++ DataLoader. ValueError for n < 0 or
+epoch < 0.)doc");
+  m.def("_draw_seed", [] { return default_generator().next_u64() >> 1; },
+        "A non-negative 63-bit seed drawn from the default generator (advances it by 2 words).");
+
   py::class_<LoaderIter>(m, "_LoaderIter")
       .def("__iter__", [](py::handle self) { return py::reinterpret_borrow<py::object>(self); })
       .def("__next__", &LoaderIter::next);

@@ -156,8 +156,11 @@ PYBIND11_MODULE(_C, m) {
   auto tensor_class = tandem::python::bind_tensor(m);
   tandem::python::bind_ops(m);
   tandem::python::bind_autograd(m, tensor_class);
+  tandem::python::bind_optim(m);
   tandem::python::bind_optim_jit(m);
   tandem::python::bind_function(m);
   tandem::python::bind_data(m);
   tandem::python::bind_dlpack(m, tensor_class);
+  tandem::python::bind_nn(m, tensor_class);
+  tandem::python::bind_io(m);
 }

@@ -1,6 +1,5 @@
-// tandem._C optimizers (the C++ optim::SGD/Adam/AdamW over Python-held parameters, so a
-// Python training loop updates exactly as the C++ one) and tandem._C.CompiledFunction
-// (jit::compile over a Python function of tensors).
+// tandem._C.CompiledFunction: jit::compile over a Python function of tensors (the
+// optimizers it used to hold are in optim.cpp).
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,18 +9,6 @@
 namespace tandem::python {
 
 namespace {
-
-std::vector<Tensor> param_list(py::iterable params) {
-  std::vector<Tensor> out;
-  for (py::handle p : params) {
-    if (!py::isinstance<Tensor>(p)) {
-      throw TypeError("[optim] parameters must be Tensors, got " +
-                      py::str(py::type::of(p).attr("__name__")).cast<std::string>());
-    }
-    out.push_back(p.cast<Tensor>());
-  }
-  return out;
-}
 
 // The Python exception class GraphBreak maps to (set at import).
 PyObject* g_graph_break = nullptr;
@@ -91,38 +78,6 @@ struct PyCompiled {
 }  // namespace
 
 void bind_optim_jit(py::module_& m) {
-  py::class_<optim::Optimizer>(m, "Optimizer", "Base of the C++ optimizers (tandem.optim).")
-      .def("step", [](optim::Optimizer& o) {
-        py::gil_scoped_release nogil;
-        o.step();
-      }, "One update of every parameter that has a .grad (under no_grad).")
-      .def("zero_grad", &optim::Optimizer::zero_grad, py::arg("set_to_none") = true,
-           "Clears the parameters' .grad (None by default, else zeros in place).")
-      .def_property_readonly("name", &optim::Optimizer::name);
-  py::class_<optim::SGD, optim::Optimizer>(m, "SGD", R"doc(Stochastic gradient descent (torch.optim.SGD), the C++ optimizer.
-
-With g = grad + weight_decay * p: momentum buffer b = g first, then momentum * b +
-(1 - dampening) * g; p -= lr * (g + momentum * b if nesterov else b). ValueError for
-negative lr/momentum/weight_decay, nesterov without momentum, non-leaf or integer params.)doc")
-      .def(py::init([](py::iterable params, double lr, double momentum, double dampening, double weight_decay,
-                       bool nesterov, bool maximize) {
-        return std::make_unique<optim::SGD>(param_list(params), optim::SGDOptions(lr).momentum(momentum)
-                                                                    .dampening(dampening).weight_decay(weight_decay)
-                                                                    .nesterov(nesterov).maximize(maximize));
-      }), py::arg("params"), py::arg("lr"), py::arg("momentum") = 0.0, py::arg("dampening") = 0.0,
-           py::arg("weight_decay") = 0.0, py::arg("nesterov") = false, py::arg("maximize") = false);
-  py::class_<optim::Adam, optim::Optimizer>(m, "Adam", R"doc(Adam (torch.optim.Adam), the C++ optimizer: bias-corrected first and second
-moments; amsgrad keeps the running max of the second. ValueError for lr < 0, eps < 0,
-betas outside [0, 1), weight_decay < 0.)doc")
-      .def(py::init([](py::iterable params, double lr, std::pair<double, double> betas, double eps,
-                       double weight_decay, bool amsgrad, bool maximize) {
-        return std::make_unique<optim::Adam>(param_list(params), optim::AdamOptions(lr).betas(betas.first, betas.second)
-                                                                     .eps(eps).weight_decay(weight_decay)
-                                                                     .amsgrad(amsgrad).maximize(maximize));
-      }), py::arg("params"), py::arg("lr") = 1e-3, py::arg("betas") = std::make_pair(0.9, 0.999),
-           py::arg("eps") = 1e-8, py::arg("weight_decay") = 0.0, py::arg("amsgrad") = false,
-           py::arg("maximize") = false);
-
   py::object graph_break = py::reinterpret_steal<py::object>(
       PyErr_NewException("tandem.GraphBreak", py::make_tuple(m.attr("Error"), py::module_::import("builtins").attr("RuntimeError")).ptr(), nullptr));
   m.attr("GraphBreak") = graph_break;
@@ -146,7 +101,37 @@ betas outside [0, 1), weight_decay < 0.)doc")
       .def_property_readonly("captures", [](const PyCompiled& c) { return c.compiled->captures(); },
                              "Times the Python function was run to capture a program.")
       .def_property_readonly("warnings", [](const PyCompiled& c) { return c.compiled->warnings(); },
-                             "One-time notices issued so far (graph breaks, recompile limit).");
+                             "One-time notices issued so far (graph breaks, recompile limit).")
+      .def_property_readonly("retries", [](const PyCompiled& c) { return c.compiled->retries(); },
+                             "Captures dropped so that the next call captures again (an optimizer creating its "
+                             "state on its first step inside the function); each ran eagerly.")
+      .def_property_readonly("recompile_reasons", [](const PyCompiled& c) { return c.compiled->recompile_reasons(); },
+                             "Why each capture after the first happened (what changed in the signature).");
+
+  py::class_<jit::Explanation>(m, "Explanation", R"doc(What tandem.explain saw: whether the function compiles,
+the graph break's reason, the captured ops, the guards, the optimised graph and the
+planned memory. str() gives the report.)doc")
+      .def_readonly("compiled", &jit::Explanation::compiled, "True when the capture produced a program.")
+      .def_readonly("break_reason", &jit::Explanation::break_reason, "Why capture broke ('' when it did not).")
+      .def_readonly("captured_ops", &jit::Explanation::captured_ops, "The ops recorded, in order.")
+      .def_readonly("graph_text", &jit::Explanation::graph_text, "The graph after the passes (text form).")
+      .def_readonly("guards", &jit::Explanation::guards, "What a cached program is checked against, one line each.")
+      .def_readonly("arena_bytes", &jit::Explanation::arena_bytes, "Bytes of the planned arena.")
+      .def_readonly("lower_bound_bytes", &jit::Explanation::lower_bound_bytes,
+                    "The most bytes live at once (no plan can use less).")
+      .def("__str__", &jit::Explanation::to_string)
+      .def("__repr__", [](const jit::Explanation& e) {
+        return std::string("<tandem.Explanation compiled=") + (e.compiled ? "True" : "False") + ", " +
+               std::to_string(e.captured_ops.size()) + " ops>";
+      });
+  m.def("_explain", [](py::function fn, py::args args) {
+    std::vector<Tensor> inputs;
+    for (py::handle a : args) inputs.push_back(to_tensor_arg(a, "input"));
+    auto single = std::make_shared<int>(-1);
+    PyTensorFn f{shared_py(fn), single};
+    py::gil_scoped_release nogil;
+    return jit::explain(f, inputs);
+  }, py::arg("fn"));
   m.def("_compile", [](py::function fn, bool strict) {
     auto single = std::make_shared<int>(-1);
     // The Python function is released with the GIL held, whichever thread drops the last

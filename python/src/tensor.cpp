@@ -141,6 +141,99 @@ py::array to_numpy(const Tensor& t, bool force) {
   return py::array(dt, shape, strides, keep->data_ptr(), owner);
 }
 
+// The buffer protocol (PEP 3118): memoryview(t), and numpy.asarray(t) without a copy.
+// pybind11's own getbuffer ignores the consumer's contiguity requests and lets C++
+// exceptions cross C frames, so the slots are filled by hand. The exported view holds a
+// handle on the tensor's data (Exported), so it stays valid whatever happens to the
+// Python object. Tensors that require grad, bfloat16 tensors and contiguity requests the
+// layout does not meet raise BufferError (numpy then falls back to __array__, which says
+// why it cannot convert).
+struct Exported {
+  Tensor keep;
+  std::vector<Py_ssize_t> shape, strides;
+  std::string format;
+};
+
+const char* buffer_format(DType t) {
+  switch (t) {
+    case DType::Bool: return "?";
+    case DType::UInt8: return "B";
+    case DType::Int8: return "b";
+    case DType::Int16: return "h";
+    case DType::Int32: return "i";
+    case DType::Int64: return "q";
+    case DType::Float16: return "e";
+    case DType::Float32: return "f";
+    case DType::Float64: return "d";
+    case DType::BFloat16: break;
+  }
+  return nullptr;
+}
+
+bool f_contiguous(const Tensor& t) {
+  int64_t expected = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (t.size(d) != 1 && t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+
+int tensor_getbuffer(PyObject* obj, Py_buffer* view, int flags) {
+  if (view == nullptr) {
+    PyErr_SetString(PyExc_BufferError, "[Tensor] NULL view in getbuffer");
+    return -1;
+  }
+  view->obj = nullptr;
+  try {
+    Tensor t = py::handle(obj).cast<Tensor>();
+    const char* fmt = buffer_format(t.dtype());
+    const char* why = nullptr;
+    if (t.requires_grad()) {
+      why = "[Tensor] can't export the buffer of a tensor that requires grad; use tensor.detach()";
+    } else if (fmt == nullptr) {
+      why = "[Tensor] bfloat16 has no buffer format; convert first, e.g. x.float()";
+    } else if ((flags & PyBUF_C_CONTIGUOUS) == PyBUF_C_CONTIGUOUS && !t.is_contiguous()) {
+      why = "[Tensor] a C-contiguous buffer was requested of a non-contiguous tensor; use tensor.contiguous()";
+    } else if ((flags & PyBUF_F_CONTIGUOUS) == PyBUF_F_CONTIGUOUS && !f_contiguous(t)) {
+      why = "[Tensor] a Fortran-contiguous buffer was requested of a tensor that is not";
+    } else if ((flags & PyBUF_ANY_CONTIGUOUS) == PyBUF_ANY_CONTIGUOUS && !t.is_contiguous() && !f_contiguous(t)) {
+      why = "[Tensor] a contiguous buffer was requested of a non-contiguous tensor; use tensor.contiguous()";
+    } else if ((flags & PyBUF_STRIDES) != PyBUF_STRIDES && !t.is_contiguous()) {
+      why = "[Tensor] the consumer needs a contiguous buffer (no strides); use tensor.contiguous()";
+    }
+    if (why != nullptr) {
+      PyErr_SetString(PyExc_BufferError, why);
+      return -1;
+    }
+    auto* e = new Exported{t.detach(), {}, {}, fmt};
+    const int64_t item = t.element_size();
+    for (int64_t d = 0; d < t.dim(); ++d) {
+      e->shape.push_back(static_cast<Py_ssize_t>(t.size(d)));
+      e->strides.push_back(static_cast<Py_ssize_t>(t.stride(d) * item));
+    }
+    view->buf = t.numel() == 0 ? nullptr : e->keep.data_ptr();
+    view->len = static_cast<Py_ssize_t>(t.numel() * item);
+    view->itemsize = static_cast<Py_ssize_t>(item);
+    view->readonly = 0;
+    view->ndim = static_cast<int>(t.dim());
+    view->format = (flags & PyBUF_FORMAT) == PyBUF_FORMAT ? e->format.data() : nullptr;
+    view->shape = (flags & PyBUF_ND) == PyBUF_ND ? e->shape.data() : nullptr;
+    view->strides = (flags & PyBUF_STRIDES) == PyBUF_STRIDES ? e->strides.data() : nullptr;
+    view->suboffsets = nullptr;
+    view->internal = e;
+    if ((flags & PyBUF_ND) != PyBUF_ND) view->ndim = 1;  // a plain byte range
+    view->obj = obj;
+    Py_INCREF(obj);
+    return 0;
+  } catch (const std::exception& ex) {
+    PyErr_SetString(PyExc_BufferError, ex.what());
+    return -1;
+  }
+}
+
+void tensor_releasebuffer(PyObject*, Py_buffer* view) { delete static_cast<Exported*>(view->internal); }
+
 Tensor from_numpy(py::handle obj) {
   if (!py::isinstance<py::array>(obj)) throw TypeError("[from_numpy] expected a numpy.ndarray, got " + type_name(obj));
   auto a = py::reinterpret_borrow<py::array>(obj);
@@ -201,6 +294,12 @@ py::class_<Tensor> bind_tensor(py::module_& m) {
 Create tensors with tandem.tensor, zeros, ones, full, arange, randn, rand, empty or
 from_numpy. Every registered op is also a method (x.sum(dim=0), x.relu()).)doc");
 
+  {
+    auto* heap = reinterpret_cast<PyHeapTypeObject*>(t.ptr());
+    heap->as_buffer.bf_getbuffer = tensor_getbuffer;
+    heap->as_buffer.bf_releasebuffer = tensor_releasebuffer;
+    heap->ht_type.tp_as_buffer = &heap->as_buffer;
+  }
   // Tensor(t): another handle on t's tensor (same data, flags and history). Exists so that
   // Python subclasses (tandem.nn.Parameter) can initialise their C++ part.
   t.def(py::init([](const Tensor& other) { return Tensor(other); }), py::arg("other"));

@@ -21,7 +21,8 @@ from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
 from . import _ops, _overloads
 from . import optim, nn, utils, datasets
-from ._compile import compile
+from ._compile import compile, explain
+from .serialization import save, load
 from ._C import GraphBreak
 
 # dtypes under their names and PyTorch's aliases (tandem.float is tandem.float32, ...).

@@ -20,6 +20,13 @@ def compile(fn=None, *, strict=False):
     gradients are computed), and its training flag selects one program per mode; the
     set of parameters is fixed when compile is called. Usable as a decorator:
     @tandem.compile or @tandem.compile(strict=True).
+
+    A whole training step compiles too: a function that calls optimizer.zero_grad() (or
+    model.zero_grad()), the forward, the loss, loss.backward() and optimizer.step() and
+    returns loss.detach() becomes one program that updates the parameters, their .grad
+    and the optimizer state in place, with the same numbers as eager, step after step.
+    The first call (an optimizer creating its state) and the capture run eagerly;
+    learning-rate changes (group["lr"], schedulers) are read at each call.
     """
     if fn is None:
         return lambda f: compile(f, strict=strict)
@@ -35,7 +42,9 @@ def compile(fn=None, *, strict=False):
     return wrapper
 
 
-def _compile_module(module, strict):
+def _module_runner(module):
+    """fn(*inputs, *parameters): the module called with the given tensors in place of its
+    parameters (so a captured program takes them as inputs)."""
     named = list(module.named_parameters())
     owners = []
     for name, _ in named:
@@ -58,7 +67,12 @@ def _compile_module(module, strict):
         finally:
             for (owner, attr), p in zip(owners, saved):
                 owner._parameters[attr] = p
+    return run
 
+
+def _compile_module(module, strict):
+    named = list(module.named_parameters())
+    run = _module_runner(module)
     by_mode = {}
 
     def wrapper(*inputs):
@@ -70,3 +84,18 @@ def _compile_module(module, strict):
     wrapper.compiled_by_mode = by_mode
     wrapper.module = module
     return wrapper
+
+
+def explain(fn, *inputs):
+    """Captures fn(*inputs) once, as tandem.compile would on a first call, and reports what
+    it saw (a tandem.Explanation: compiled, break_reason, captured_ops, guards,
+    graph_text, arena_bytes, lower_bound_bytes; print() it for the report). Nothing is
+    cached. fn runs once, eagerly, for the capture: a training step's updates happen.
+    Arguments must be tensors (numbers become 0-d tensors). fn may be an nn.Module: its
+    parameters are then inputs of the program, as in compile."""
+    from .nn import Module
+    if isinstance(fn, Module):
+        params = [p for _, p in fn.named_parameters()]
+        run = _module_runner(fn)
+        return _C._explain(run, *inputs, *params)
+    return _C._explain(fn, *inputs)

@@ -28,7 +28,8 @@ def test_module_registers_by_attribute():
     assert names == ["fc1.weight", "fc1.bias", "fc2.weight"]
     assert all(isinstance(p, nn.Parameter) and p.requires_grad and p.is_leaf for p in m.parameters())
     assert [n for n, _ in m.named_buffers()] == ["scale"]
-    assert list(m.state_dict()) == ["fc1.weight", "fc1.bias", "fc2.weight", "scale"]
+    # PyTorch's (and the C++ Module's) order: a module's own parameters and buffers, then its children's.
+    assert list(m.state_dict()) == ["scale", "fc1.weight", "fc1.bias", "fc2.weight"]
     assert m.fc1.weight.shape == (4, 3) and m.fc2.bias is None
     assert m.note == "not a parameter"
     assert "fc1): Linear(in_features=3, out_features=4, bias=True)" in repr(m)

@@ -1,4 +1,7 @@
 """Zero-copy exchange with numpy both ways."""
+import gc
+import hashlib
+
 import numpy as np
 import pytest
 
@@ -129,3 +132,74 @@ def test_dlpack_keeps_producer_alive_and_refuses_grad():
     assert tandem.from_dlpack(cap).tolist() == [0, 1, 2]
     with pytest.raises(TypeError):
         tandem.from_dlpack(cap)  # a capsule is consumed once
+
+
+@pytest.mark.parametrize("dt,fmt", [(tandem.float32, "f"), (tandem.float64, "d"), (tandem.int64, "q"),
+                                    (tandem.int32, "i"), (tandem.int16, "h"), (tandem.int8, "b"),
+                                    (tandem.uint8, "B"), (tandem.bool, "?"), (tandem.float16, "e")])
+def test_buffer_protocol_memoryview(dt, fmt):
+    t = tandem.arange(6).reshape(2, 3).to(dt)
+    m = memoryview(t)
+    assert m.format == fmt and m.shape == (2, 3) and m.itemsize == dt.itemsize and not m.readonly
+    assert m.strides == (3 * dt.itemsize, dt.itemsize) and m.nbytes == 6 * dt.itemsize
+    a = np.asarray(m)
+    assert a.tolist() == t.tolist() and a.dtype.itemsize == dt.itemsize
+    a[0, 0] = 1  # writes through: the memory is the tensor's
+    assert t[0, 0].item() == 1
+    m.release()
+
+
+def test_buffer_protocol_views_lifetime_and_refusals():
+    base = tandem.arange(12, dtype=tandem.float32).reshape(3, 4)
+    view = base[:, 1::2]
+    m = memoryview(view)
+    assert m.strides == (16, 8) and not m.c_contiguous and m.tolist() == view.tolist()
+    a = np.frombuffer(memoryview(base), dtype=np.float32)  # needs a contiguous buffer: base is
+    assert np.shares_memory(a, base.numpy())
+    assert bytes(view) == view.numpy().tobytes()  # bytes() gathers a strided buffer itself
+    with pytest.raises(BufferError, match="contiguous"):
+        hashlib.sha256(view)  # a consumer that takes no strides needs contiguous memory
+    assert hashlib.sha256(base[1]).digest() == hashlib.sha256(np.arange(4, 8, dtype=np.float32).tobytes()).digest()
+    # The exported view holds the data: it outlives the tensor object.
+    t = tandem.full((4,), 2.5)
+    m = memoryview(t)
+    del t
+    gc.collect()
+    assert m.tolist() == [2.5] * 4
+    g = tandem.ones(2, requires_grad=True)
+    with pytest.raises(BufferError):
+        memoryview(g)
+    with pytest.raises(RuntimeError):
+        np.asarray(g)  # numpy falls back to __array__, which says why
+    with pytest.raises(BufferError):
+        memoryview(tandem.ones(2).bfloat16())
+    assert memoryview(tandem.zeros(0, 3)).shape == (0, 3)
+    assert memoryview(tandem.tensor(3.0)).shape == () and memoryview(tandem.tensor(3.0)).tolist() == 3.0
+    p = tandem.nn.Parameter(tandem.ones(2), requires_grad=False)
+    assert memoryview(p).tolist() == [1.0, 1.0]  # subclasses export too
+
+
+def test_numpy_asarray_does_not_copy():
+    t = tandem.arange(8, dtype=tandem.float64)
+    a = np.asarray(t)
+    a[3] = -1.0
+    assert t[3].item() == -1.0
+    v = t[::2]
+    b = np.asarray(v)
+    assert b.strides == (16,) and np.shares_memory(b, a)
+
+
+def test_buffer_exports_do_not_leak():
+    import sys
+    t = tandem.ones(3)
+    base = sys.getrefcount(t)
+    for _ in range(100):
+        with memoryview(t) as m:
+            m[0]
+        np.asarray(t).sum()
+        try:
+            memoryview(t.requires_grad_(True))
+        except BufferError:
+            pass
+        t.requires_grad_(False)
+    assert sys.getrefcount(t) == base
