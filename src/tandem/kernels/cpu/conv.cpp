@@ -240,6 +240,15 @@ void conv2d_backward_dispatch(const Conv2dGeometry& g, const Tensor& gin, const 
   if (dt == DType::Float32) {
     const Tensor go = onednn_strides_ok(gout) ? gout : contiguous_copy(gout);
     try {
+      if (gin.defined() && gw.defined()) {
+        const Tensor x = onednn_strides_ok(input) ? input : contiguous_copy(input);
+        onednn::conv2d_backward_f32(g, static_cast<const float*>(go.data_ptr()), strides4(go),
+                                    static_cast<const float*>(x.data_ptr()), strides4(x),
+                                    static_cast<const float*>(weight.data_ptr()), strides4(weight),
+                                    static_cast<float*>(gin.data_ptr()), static_cast<float*>(gw.data_ptr()),
+                                    gb.defined() ? static_cast<float*>(gb.data_ptr()) : nullptr);
+        return;
+      }
       if (gin.defined())
         onednn::conv2d_backward_data_f32(g, static_cast<const float*>(go.data_ptr()), strides4(go),
                                          static_cast<const float*>(weight.data_ptr()), strides4(weight),

@@ -552,7 +552,10 @@ void finish_slots(Entry& en, const dnnl::primitive_attr& attr) {
 
 /// Runs a slot entry: reorders the inputs that need it into temporary buffers, runs the
 /// primitive, reorders the outputs back into the caller's memory. ptrs[i] is slot i's.
-void run_slots(const Entry& e, const std::vector<void*>& ptrs) {
+/// `preset_slot` >= 0: that input slot is already in the primitive's layout in `preset`
+/// (reordered once for two primitives).
+void run_slots(const Entry& e, const std::vector<void*>& ptrs, int preset_slot = -1,
+               const dnnl::memory* preset = nullptr) {
   auto& eng = engine();
   std::vector<std::unique_ptr<TempBuffer>> bufs;
   std::vector<dnnl::memory> user(e.slots.size()), prim(e.slots.size());
@@ -560,6 +563,10 @@ void run_slots(const Entry& e, const std::vector<void*>& ptrs) {
     const Entry::Slot& s = e.slots[i];
     user[i] = dnnl::memory(s.user, eng, ptrs[i]);
     prim[i] = user[i];
+    if (static_cast<int>(i) == preset_slot) {
+      prim[i] = *preset;
+      continue;
+    }
     if (!s.reorder) continue;
     bufs.push_back(std::make_unique<TempBuffer>(s.prim.get_size()));
     prim[i] = dnnl::memory(s.prim, eng, bufs.back()->get());
@@ -608,10 +615,9 @@ dnnl::convolution_forward::primitive_desc conv_hint(const Conv2dGeometry& g, boo
 
 }  // namespace
 
-void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* weight,
-                              Strides4 w_st, float* grad_input) {
-  SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto e = lookup(conv_key(5, g, go_st, w_st, 0), [&] {
+namespace {
+std::shared_ptr<const Entry> backward_data_entry(const Conv2dGeometry& g, Strides4 go_st, Strides4 w_st) {
+  return lookup(conv_key(5, g, go_st, w_st, 0), [&] {
     const auto hint = conv_hint(g, false);
     const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
     const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
@@ -630,14 +636,11 @@ void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, St
     finish_slots(en, attr);
     return en;
   });
-  run_slots(*e, {const_cast<float*>(grad_out), const_cast<float*>(weight), grad_input});
 }
 
-void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* grad_out,
-                                 Strides4 go_st, float* grad_weight, float* grad_bias) {
-  SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  const bool has_bias = grad_bias != nullptr;
-  auto e = lookup(conv_key(6, g, in_st, go_st, has_bias), [&] {
+std::shared_ptr<const Entry> backward_weights_entry(const Conv2dGeometry& g, Strides4 in_st, Strides4 go_st,
+                                                    bool has_bias) {
+  return lookup(conv_key(6, g, in_st, go_st, has_bias), [&] {
     const auto hint = conv_hint(g, has_bias);
     const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
     const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
@@ -663,9 +666,49 @@ void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, St
     finish_slots(en, attr);
     return en;
   });
+}
+}  // namespace
+
+void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* weight,
+                              Strides4 w_st, float* grad_input) {
+  SerialRegion serial(conv_work(g) <= kParallelMinWork);
+  auto e = backward_data_entry(g, go_st, w_st);
+  run_slots(*e, {const_cast<float*>(grad_out), const_cast<float*>(weight), grad_input});
+}
+
+void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* grad_out,
+                                 Strides4 go_st, float* grad_weight, float* grad_bias) {
+  SerialRegion serial(conv_work(g) <= kParallelMinWork);
+  auto e = backward_weights_entry(g, in_st, go_st, grad_bias != nullptr);
   std::vector<void*> ptrs{const_cast<float*>(input), const_cast<float*>(grad_out), grad_weight};
-  if (has_bias) ptrs.push_back(grad_bias);
+  if (grad_bias) ptrs.push_back(grad_bias);
   run_slots(*e, ptrs);
+}
+
+void conv2d_backward_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* input,
+                         Strides4 in_st, const float* weight, Strides4 w_st, float* grad_input, float* grad_weight,
+                         float* grad_bias) {
+  SerialRegion serial(conv_work(g) <= kParallelMinWork);
+  auto ed = backward_data_entry(g, go_st, w_st);
+  auto ew = backward_weights_entry(g, in_st, go_st, grad_bias != nullptr);
+  std::vector<void*> wptrs{const_cast<float*>(input), const_cast<float*>(grad_out), grad_weight};
+  if (grad_bias) wptrs.push_back(grad_bias);
+  const std::vector<void*> dptrs{const_cast<float*>(grad_out), const_cast<float*>(weight), grad_input};
+  // Slot 0 of the data entry and slot 1 of the weights entry are grad_output: when both
+  // primitives want it in the same layout, reorder it once.
+  const Entry::Slot &sd = ed->slots[0], &sw = ew->slots[1];
+  if (!sd.reorder || !sw.reorder || sd.prim != sw.prim) {
+    run_slots(*ed, dptrs);
+    run_slots(*ew, wptrs);
+    return;
+  }
+  auto& eng = engine();
+  TempBuffer buf(sd.prim.get_size());
+  dnnl::memory user(sd.user, eng, const_cast<float*>(grad_out)), prim(sd.prim, eng, buf.get());
+  std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, prim}};
+  execute(sd.r, a, *ed);
+  run_slots(*ed, dptrs, 0, &prim);
+  run_slots(*ew, wptrs, 1, &prim);
 }
 
 void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,

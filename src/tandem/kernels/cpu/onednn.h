@@ -72,6 +72,13 @@ void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, St
 void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* grad_out,
                                  Strides4 go_st, float* grad_weight, float* grad_bias);
 
+/// Both: conv2d_backward_data_f32 and conv2d_backward_weights_f32 with grad_output reordered
+/// to the primitives' layout once when both want the same one (the same values: the same
+/// primitives on the same bytes). grad_bias may be null.
+void conv2d_backward_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* input,
+                         Strides4 in_st, const float* weight, Strides4 w_st, float* grad_input, float* grad_weight,
+                         float* grad_bias);
+
 /// Max or average pooling over a contiguous NCHW float32 input into a contiguous output,
 /// with per-side padding (bottom/right extended for ceil_mode). For average pooling,
 /// AvgIncludePad divides by KH*KW and AvgExcludePad by the number of in-bounds elements.
