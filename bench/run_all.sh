@@ -11,6 +11,8 @@
 #          model and mode in its own process
 #   compile: CNN inference, tandem eager/compiled vs torch eager/TorchScript (bench_compile,
 #          bench_peer_torch_compile; bench/cnn_workload.h)
+#   ops:   matrix products and convolution (bench_ops, bench_peer_torch_ops;
+#          bench/ops_workloads.h)
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
 #   TRAIN_FLAGS="--rounds 3 --seconds 1" bench/run_all.sh   flags for the training programs
 #   COMPILE_FLAGS="--benchmark_filter=b128" bench/run_all.sh   extra flags (compile part)
@@ -19,13 +21,14 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | autograd | train | compile) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train or compile)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train | compile | ops) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile or ops)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
 [[ $what == all || $what == core || $what == autograd ]] && bins+=(bench_core bench_peer_torch)
 [[ $what == all || $what == train ]] && bins+=(bench_train bench_peer_torch_train)
 [[ $what == all || $what == compile ]] && bins+=(bench_compile bench_peer_torch_compile)
+[[ $what == all || $what == ops ]] && bins+=(bench_ops bench_peer_torch_ops)
 for bin in "${bins[@]}"; do
   [[ -x $build/bench/$bin ]] || { echo "run_all.sh: no $build/bench/$bin; build it with ./run bench" >&2; exit 1; }
 done
@@ -151,5 +154,25 @@ if [[ $what == all || $what == compile ]]; then
   compile_one tandem bench_compile
   "$py" bench/report.py compile --out bench/RESULTS.md --command "$command" --commands "$out/compile_commands.txt" \
     "$out/compile_tandem.json" "$out/compile_torch_best.json"
+fi
+# ---------------------------------------------------------------- matrix products, convolution
+if [[ $what == all || $what == ops ]]; then
+  : > "$out/ops_commands.txt"
+  oflags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.3)
+  read -r -a extra <<< "${BENCH_FLAGS:-}"
+  ops_one() {  # ops_one LABEL PROGRAM [VAR=VALUE...]
+    local label=$1 prog=$2
+    shift 2
+    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${oflags[@]}" "${extra[@]}")
+    echo "== ops $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/ops_commands.txt"
+    "${cmd[@]}" --benchmark_out="$out/ops_$label.json" --benchmark_out_format=json
+    "$py" bench/report.py tsv "$out/ops_$label.json" > "$out/ops_$label.tsv"
+  }
+  ops_one torch_default bench_peer_torch_ops
+  ops_one torch_best bench_peer_torch_ops "${best[@]}"
+  ops_one tandem bench_ops
+  "$py" bench/report.py md --ops --out bench/RESULTS.md --command "$command" --commands "$out/ops_commands.txt" \
+    tandem="$out/ops_tandem.tsv" torch_best="$out/ops_torch_best.tsv" torch_default="$out/ops_torch_default.tsv"
 fi
 echo "wrote bench/RESULTS.md"
