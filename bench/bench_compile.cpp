@@ -5,6 +5,9 @@
 //   cnn/b<N>/tandem_compiled   (*tandem::compile(model))(x), the cached program
 //   cnn_compile/b<N>/capture   a fresh compile() and its first call: capture (one eager
 //                              forward), passes, memory planning
+//   pointwise/gelu/tandem_eager, .../tandem_compiled   the elementwise chain of
+//                              cnn_workload.h, eagerly and through tandem::compile (one
+//                              _fused_pointwise node); counter checksum (sum of the result)
 // Counters: checksum (of the check batch's logits), peak_bytes (tandem allocator bytes in
 // use at the peak of a call; compiled: the arena included, taken per call), arena_bytes,
 // lower_bound_bytes.
@@ -105,6 +108,29 @@ void capture(benchmark::State& st, int64_t batch) {
   }
 }
 
+std::vector<Tensor> gelu_chain(const std::vector<Tensor>& in) {
+  const Tensor& x = in[0];
+  Tensor inner = (x + x * x * x * 0.044715) * 0.7978845608;
+  return {x * 0.5 * (inner.tanh() + 1.0)};
+}
+
+void pointwise(benchmark::State& st, bool use_compiled) {
+  NoGradGuard ng;
+  Tensor x = empty({bench_cnn::kPointwiseRows, bench_cnn::kPointwiseCols});
+  float* d = x.data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) d[i] = bench_cnn::pointwise_value(i);
+  auto cf = compile(gelu_chain);
+  auto run = [&] { return use_compiled ? (*cf)({x})[0] : gelu_chain({x})[0]; };
+  run();
+  st.counters["checksum"] = run().to(kFloat64).sum().item<double>();
+  if (use_compiled && cf->compiled_calls() < 1) return st.SkipWithError("the call did not compile");
+  for (auto _ : st) {
+    Tensor y = run();
+    benchmark::DoNotOptimize(y);
+  }
+  st.SetBytesProcessed(st.iterations() * x.nbytes() * 2);  // read x once, write y once
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,6 +141,8 @@ int main(int argc, char** argv) {
     benchmark::RegisterBenchmark((s + "/tandem_compiled").c_str(), compiled, b)->UseRealTime();
   }
   benchmark::RegisterBenchmark("cnn_compile/b128/capture", capture, int64_t{128})->UseRealTime();
+  benchmark::RegisterBenchmark("pointwise/gelu/tandem_eager", pointwise, false)->UseRealTime();
+  benchmark::RegisterBenchmark("pointwise/gelu/tandem_compiled", pointwise, true)->UseRealTime();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

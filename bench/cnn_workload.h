@@ -60,4 +60,12 @@ inline double checksum(const float* logits, int64_t n) {
   return s;
 }
 
+/// The elementwise-fusion workload (issue 13): GELU's tanh form written out as nine
+/// elementwise ops, y = x * 0.5 * (tanh((x + x * x * x * 0.044715) * 0.7978845608) + 1),
+/// on a [kPointwiseRows, kPointwiseCols] float32 tensor with x[i] = pointwise_value(i). No
+/// op's intermediate is read twice, so tandem's compiled program fuses the chain into one
+/// node; eager runs nine passes over 16 MiB.
+constexpr int64_t kPointwiseRows = 4096, kPointwiseCols = 1024;
+inline float pointwise_value(int64_t i) { return static_cast<float>(std::sin(0.001 * static_cast<double>(i)) * 3.0); }
+
 }  // namespace bench_cnn
