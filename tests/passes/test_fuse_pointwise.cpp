@@ -194,6 +194,25 @@ TEST(FusePointwise, ChainsFuseIntoOneNodeAndSharedIntermediatesStay) {
   EXPECT_FALSE(passes::fuse_pointwise(g));  // nothing left to fuse
 }
 
+TEST(FusePointwise, AResultReadTwiceByOneOpOfTheChainFuses) {
+  // y = x + 1; z = y * y: y's two reads are both the chain's, so the two ops are one node.
+  auto fn = [](const std::vector<Tensor>& in) {
+    Tensor y = in[0] + 1.0;
+    return std::vector<Tensor>{(y * y).tanh()};
+  };
+  manual_seed(6);
+  NoGradGuard ng;
+  auto cf = compile(fn);
+  Tensor x = randn({40, 50});
+  Tensor want = fn({x})[0];
+  (*cf)({x});
+  EXPECT_TRUE(bitwise_equal((*cf)({x})[0], want));
+  ASSERT_NE(cf->last_executor(), nullptr);
+  const ir::Graph& g = cf->last_executor()->graph();
+  EXPECT_EQ(count_op(g, "_fused_pointwise"), 1);
+  EXPECT_EQ(count_op(g, "add") + count_op(g, "mul") + count_op(g, "tanh"), 0) << g.to_text();
+}
+
 TEST(FusePointwise, NeverMovesAnOpPastAWriteToItsInput) {
   // y = neg(x); x.mul_(2); z = exp(y): neg must not run where exp runs, after the write.
   auto fn = [](const std::vector<Tensor>& in) {

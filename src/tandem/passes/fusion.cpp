@@ -157,6 +157,20 @@ bool fuse_training_block(ir::Graph& g, size_t ci, size_t ri) {
 
 namespace {
 
+// True when node `reader` is the only node reading value v (once or more, as mul(y, y)
+// does), directly and not through an alias, and v is no graph output.
+bool read_only_by(const ir::Graph& g, int v, int reader) {
+  const int root = g.storage_root(v);
+  for (int o : g.outputs())
+    if (g.storage_root(o) == root) return false;
+  for (const auto& n : g.nodes()) {
+    if (n.dead) continue;
+    for (int i : n.inputs)
+      if (i >= 0 && g.storage_root(i) == root && (n.id != reader || i != v)) return false;
+  }
+  return true;
+}
+
 // A node the pointwise fusion may take: an elementwise op with one output, no undefined
 // input, that neither writes nor draws random numbers nor checks data (its error would
 // surface at another node).
@@ -176,7 +190,6 @@ bool fuse_pointwise(ir::Graph& g) {
   const OpDef* fused = find_op("_fused_pointwise");
   if (!fused) return false;
   auto& nodes = g.mutable_nodes();
-  const std::vector<int> uses = g.use_counts();
   std::vector<bool> taken(nodes.size(), false);
   bool changed = false;
   // Groups grow from their last node (the root, whose result is the group's) backwards
@@ -195,7 +208,7 @@ bool fuse_pointwise(ir::Graph& g) {
           continue;
         // Its result: read once, by this member, with the group's shape (elementwise over
         // the same elements), and the producer may move to the root's place.
-        if (sole_reader(g, uses, v) != nodes[members[m]].id || val.meta.sizes != rv.meta.sizes) continue;
+        if (!read_only_by(g, v, nodes[members[m]].id) || val.meta.sizes != rv.meta.sizes) continue;
         if (written_between(g, p, ri, nodes[p].inputs)) continue;
         members.push_back(p);
       }

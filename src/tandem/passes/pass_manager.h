@@ -47,7 +47,8 @@ bool fuse_conv_blocks(ir::Graph& g);
 /// nothing else reads and that have the chain's result shape into one _fused_pointwise
 /// node: the ops' own kernels run block by block while the block is in cache, each input
 /// is read once and the result written once. Bitwise the unfused values. Ops that check
-/// data (integer division), write in place or draw random numbers are left alone.
+/// data (integer division), write in place or draw random numbers are left alone, and so
+/// is a producer whose result another node reads too.
 bool fuse_pointwise(ir::Graph& g);
 
 /// Lets an op write its result into its first input when that input is an intermediate
