@@ -242,14 +242,18 @@ std::string TrainingProgram::to_text() const {
   for (size_t k = num_outputs; k < fg.outputs().size(); ++k) {
     const int v = fg.outputs()[k];
     const ir::Value& val = fg.value(v);
+    const int root = fg.storage_root(v);
     os << "# saved %" << v << " " << dtype_name(val.meta.dtype) << IntArrayRef(val.meta.sizes) << " ("
-       << (fg.value(fg.storage_root(v)).kind != ir::ValueKind::Node ? "an input or a view of one, kept by reference"
-                                                                     : std::to_string(value_bytes(val)) + " bytes")
+       << (fg.value(root).kind != ir::ValueKind::Node ? "an input or a view of one, kept by reference"
+           : root != v ? "a view of %" + std::to_string(root) + ", no bytes of its own"
+                       : std::to_string(value_bytes(val)) + " bytes")
        << ")\n";
   }
+  os << "# forward memory: " << forward->memory_summary() << "\n";
   os << "backward program (inputs: the " << num_saved
      << " saved values, then the output gradients):\n"
      << backward->graph().to_text();
+  os << "# backward memory: " << backward->memory_summary() << "\n";
   return os.str();
 }
 
