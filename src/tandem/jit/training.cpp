@@ -1,5 +1,6 @@
 #include "tandem/jit/training.h"
 
+#include <algorithm>
 #include <any>
 #include <sstream>
 
@@ -105,19 +106,27 @@ std::vector<Tensor> compiled_backward(autograd::AutogradContext* ctx, std::vecto
 // Fusions that change what the forward saves for the backward (fuse_conv_blocks' training
 // form: the pooled output and window codes instead of the ReLU result) must see forward and
 // backward together, so they run on the joint graph before the split. Nodes keep their
-// order, so the forward is still a prefix: its new length counts the surviving nodes
-// whose first output a forward node made.
+// order, so the forward is still a prefix: its new length counts the surviving nodes that
+// were forward nodes (a rewritten node keeps its first output; a node without outputs,
+// which the pass never touches, keeps its op and inputs).
 void fuse_joint_graph(Capture& c, const CompileOptions& opts) {
   for (const auto& name : opts.disabled_passes)
     if (name == "fuse_conv_blocks") return;
   std::vector<bool> forward_made(c.graph.values().size(), false);
-  for (size_t k = 0; k < c.forward_nodes; ++k)
-    for (int o : c.graph.nodes()[k].outputs) forward_made[static_cast<size_t>(o)] = true;
+  std::vector<std::pair<const OpDef*, std::vector<int>>> forward_no_outputs;
+  for (size_t k = 0; k < c.forward_nodes; ++k) {
+    const ir::Node& node = c.graph.nodes()[k];
+    if (node.outputs.empty()) forward_no_outputs.emplace_back(node.op, node.inputs);
+    for (int o : node.outputs) forward_made[static_cast<size_t>(o)] = true;
+  }
   if (!passes::fuse_conv_blocks(c.graph)) return;
   size_t f = 0;
   for (const auto& node : c.graph.nodes()) {
-    const bool fwd = !node.outputs.empty() && static_cast<size_t>(node.outputs[0]) < forward_made.size() &&
-                     forward_made[static_cast<size_t>(node.outputs[0])];
+    const bool fwd = node.outputs.empty()
+                         ? std::find(forward_no_outputs.begin(), forward_no_outputs.end(),
+                                     std::make_pair(node.op, node.inputs)) != forward_no_outputs.end()
+                         : static_cast<size_t>(node.outputs[0]) < forward_made.size() &&
+                               forward_made[static_cast<size_t>(node.outputs[0])];
     if (!fwd) break;
     ++f;
   }
