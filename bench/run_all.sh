@@ -136,42 +136,40 @@ if [[ $what == all || $what == train ]]; then
   for label in tandem tandem_compiled tandem_step torch_best torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
 fi
 
+# gbench_one PART LABEL PROGRAM [VAR=VALUE...]: one Google Benchmark program (medians of 5
+# repetitions, extra flags from the array gextra), its JSON kept as $out/PART_LABEL.json
+# and its command line in $out/PART_commands.txt.
+gbench_one() {
+  local part=$1 label=$2 prog=$3
+  shift 3
+  local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" --benchmark_repetitions=5
+    --benchmark_report_aggregates_only=true --benchmark_min_time=0.3 "${gextra[@]}")
+  echo "== $part $label: ${cmd[*]}"
+  echo "${cmd[*]}" >> "$out/${part}_commands.txt"
+  "${cmd[@]}" --benchmark_out="$out/${part}_$label.json" --benchmark_out_format=json
+}
+
 # ---------------------------------------------------------------- compiled mode
 # torch best only: the target compares tandem compiled with torch's best.
 if [[ $what == all || $what == compile ]]; then
   : > "$out/compile_commands.txt"
-  cflags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.3)
-  read -r -a cextra <<< "${COMPILE_FLAGS:-}"
-  compile_one() {  # compile_one LABEL PROGRAM [VAR=VALUE...]
-    local label=$1 prog=$2
-    shift 2
-    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${cflags[@]}" "${cextra[@]}")
-    echo "== compile $label: ${cmd[*]}"
-    echo "${cmd[*]}" >> "$out/compile_commands.txt"
-    "${cmd[@]}" --benchmark_out="$out/compile_$label.json" --benchmark_out_format=json
-  }
-  compile_one torch_best bench_peer_torch_compile "${best[@]}"
-  compile_one tandem bench_compile
+  read -r -a gextra <<< "${COMPILE_FLAGS:-}"
+  gbench_one compile torch_best bench_peer_torch_compile "${best[@]}"
+  gbench_one compile tandem bench_compile
   "$py" bench/report.py compile --out bench/RESULTS.md --command "$command" --commands "$out/compile_commands.txt" \
     "$out/compile_tandem.json" "$out/compile_torch_best.json"
 fi
 # ---------------------------------------------------------------- matrix products, convolution
 if [[ $what == all || $what == ops ]]; then
   : > "$out/ops_commands.txt"
-  oflags=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.3)
-  read -r -a extra <<< "${BENCH_FLAGS:-}"
-  ops_one() {  # ops_one LABEL PROGRAM [VAR=VALUE...]
-    local label=$1 prog=$2
-    shift 2
-    local cmd=("${clean_env[@]}" "$@" "$build/bench/$prog" "${oflags[@]}" "${extra[@]}")
-    echo "== ops $label: ${cmd[*]}"
-    echo "${cmd[*]}" >> "$out/ops_commands.txt"
-    "${cmd[@]}" --benchmark_out="$out/ops_$label.json" --benchmark_out_format=json
+  read -r -a gextra <<< "${BENCH_FLAGS:-}"
+  for run in "torch_default bench_peer_torch_ops" "torch_best bench_peer_torch_ops" "tandem bench_ops"; do
+    read -r label prog <<< "$run"
+    env=()
+    [[ $label == torch_best ]] && env=("${best[@]}")
+    gbench_one ops "$label" "$prog" "${env[@]}"
     "$py" bench/report.py tsv "$out/ops_$label.json" > "$out/ops_$label.tsv"
-  }
-  ops_one torch_default bench_peer_torch_ops
-  ops_one torch_best bench_peer_torch_ops "${best[@]}"
-  ops_one tandem bench_ops
+  done
   "$py" bench/report.py md --ops --out bench/RESULTS.md --command "$command" --commands "$out/ops_commands.txt" \
     tandem="$out/ops_tandem.tsv" torch_best="$out/ops_torch_best.tsv" torch_default="$out/ops_torch_default.tsv"
 fi

@@ -6,7 +6,7 @@ import math
 
 from .. import _C
 from . import functional as F
-from . import Module, Parameter, _pair, _uniform
+from . import Module, Parameter, _no_grad, _pair, _uniform
 
 
 def _ones(*shape):
@@ -354,7 +354,7 @@ class _BatchNorm(Module):
                                 f"input (got {input.dim()}D input)")
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats:
-            with _C_no_grad():
+            with _no_grad():
                 self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / float(self.num_batches_tracked.item())
@@ -382,14 +382,6 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
-class _C_no_grad:
-    def __enter__(self):
-        self._prev = _C.is_grad_enabled()
-        _C.set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _C.set_grad_enabled(self._prev)
-        return False
 
 
 class LayerNorm(Module):
