@@ -31,7 +31,7 @@ struct Trainer {
   }
 };
 
-enum class Opt { SgdMomentum, Sgd, Adam, AdamW, Adagrad };
+enum class Opt { SgdMomentum, Sgd, Adam, AdamW, Adagrad, RMSprop };
 
 Trainer make_trainer(Opt kind, bool cnn = false) {
   manual_seed(8);
@@ -51,6 +51,9 @@ Trainer make_trainer(Opt kind, bool cnn = false) {
     case Opt::Adam: t.opt = std::make_unique<optim::Adam>(params, optim::AdamOptions(1e-2)); break;
     case Opt::AdamW: t.opt = std::make_unique<optim::AdamW>(params, optim::AdamWOptions(1e-2)); break;
     case Opt::Adagrad: t.opt = std::make_unique<optim::Adagrad>(params, optim::AdagradOptions(1e-2)); break;
+    case Opt::RMSprop:
+      t.opt = std::make_unique<optim::RMSprop>(params, optim::RMSpropOptions(1e-2).momentum(0.9).centered(true));
+      break;
   }
   return t;
 }
@@ -82,7 +85,10 @@ std::shared_ptr<jit::CompiledFunction> compile_step(Trainer& t) {
 // eager at every step; the first step runs eagerly (it creates the optimizer state), the
 // second is captured, the rest replay one program.
 TEST(CompileStep, WholeStepEqualsEagerBitwiseForEachOptimizer) {
-  for (Opt kind : {Opt::SgdMomentum, Opt::Adam, Opt::AdamW}) {
+  // RMSprop updates its parameters with in-place ops (p.addcdiv_), not a fused op: the
+  // .grad of a parameter written in place is still the parameter's (it once broke the graph
+  // as "a tensor it made itself").
+  for (Opt kind : {Opt::SgdMomentum, Opt::Adam, Opt::AdamW, Opt::RMSprop}) {
     SCOPED_TRACE(static_cast<int>(kind));
     Trainer e = make_trainer(kind), c = make_trainer(kind);
     auto cf = compile_step(c);
@@ -102,7 +108,7 @@ TEST(CompileStep, WholeStepEqualsEagerBitwiseForEachOptimizer) {
     // The program holds the backward and the updates: the optimizer's ops are in it.
     bool has_update = false;
     for (const auto& n : cf->last_executor()->graph().nodes())
-      has_update = has_update || contains(n.op->name, "_fused_");
+      has_update = has_update || contains(n.op->name, kind == Opt::RMSprop ? "addcdiv" : "_fused_");
     EXPECT_TRUE(has_update);
   }
 }
@@ -168,6 +174,31 @@ TEST(CompileStep, LearningRateSchedulerCausesNoRecompile) {
     }
     EXPECT_EQ(cf->num_programs(), 1) << static_cast<int>(kind);
     EXPECT_EQ(cf->compiled_calls(), 7) << static_cast<int>(kind);
+  }
+}
+
+// An optimizer whose update reads lr as a number (RMSprop's in-place ops, SGD with
+// fused=false) bakes the rate into the program: then the rate is part of the optimizer's
+// guard, and a scheduler's change recompiles instead of replaying the old rate.
+TEST(CompileStep, ABakedLearningRateIsGuardedNotReplayedStale) {
+  for (Opt kind : {Opt::RMSprop, Opt::Sgd}) {
+    Trainer e = make_trainer(kind), c = make_trainer(kind);
+    if (kind == Opt::Sgd)
+      for (Trainer* t : {&e, &c}) t->opt->param_groups()[0].options.set("fused", 0.0);
+    optim::StepLR se(*e.opt, 1, 0.5), sc(*c.opt, 1, 0.5);
+    auto cf = compile_step(c);
+    manual_seed(35);
+    for (int epoch = 0; epoch < 3; ++epoch) {
+      for (int s = 0; s < 3; ++s) {
+        Tensor x = randn({4, 12}), y = randint(0, 5, {4});
+        EXPECT_TRUE(bitwise_equal(e.step(x, y).detach(), (*cf)({x, y})[0])) << "epoch " << epoch << " step " << s;
+        expect_same_state(e, c, "epoch " + std::to_string(epoch));
+      }
+      se.step();
+      sc.step();
+    }
+    EXPECT_GE(cf->compiled_calls(), 3) << static_cast<int>(kind);  // it compiles at all
+    EXPECT_GE(cf->num_programs(), 3) << static_cast<int>(kind);     // one per rate
   }
 }
 

@@ -30,12 +30,16 @@ class Tracer : public DispatchObserver, public capture_state::GradObserver {
     for (const auto& [owner, entry] : grad_entries_) {
       if (broken_) return;
       auto it = value_of_.find(owner.impl());
-      const bool made_here = it != value_of_.end() ? g_.value(it->second).kind != ir::ValueKind::Input
+      // The value the tensor had on entry: an in-place update inside the call (an
+      // optimizer's p.addcdiv_) maps the tensor to the update's result, whose storage is
+      // still the input's.
+      const int entry_value = it != value_of_.end() ? g_.storage_root(it->second) : -1;
+      const bool made_here = it != value_of_.end() ? g_.value(entry_value).kind != ir::ValueKind::Input
                                                    : owner.storage()->capture_id() == capture_id_;
       const auto& gin = g_.inputs();
       const bool is_call_input =
           it != value_of_.end() && std::find(gin.begin(), gin.begin() + static_cast<std::ptrdiff_t>(n_inputs),
-                                             it->second) != gin.begin() + static_cast<std::ptrdiff_t>(n_inputs);
+                                             entry_value) != gin.begin() + static_cast<std::ptrdiff_t>(n_inputs);
       if (made_here || is_call_input) {
         broken_ = true;
         reason = made_here ? "the function used the .grad of a tensor it made itself (a program would not keep it)"

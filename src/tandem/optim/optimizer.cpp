@@ -50,6 +50,7 @@ const Tensor& lr_tensor(ParamGroup& group) {
   if (!group.lr_tensor.defined())
     capture_state::note_retry("the optimizer made a learning-rate tensor (a parameter group added inside the call)");
   refresh_lr(group);
+  ++group.lr_tensor_reads;
   return group.lr_tensor;
 }
 
@@ -152,7 +153,7 @@ uint64_t Optimizer::capture_key() const {
   mix(groups_.size());
   for (const ParamGroup& g : groups_) {
     for (const auto& [k, v] : g.options.values()) {
-      if (k == "lr") continue;
+      if (k == "lr" && !lr_baked_) continue;
       mix(std::hash<std::string>{}(k));
       uint64_t bits;
       std::memcpy(&bits, &v, sizeof bits);
@@ -186,14 +187,25 @@ void Optimizer::note_capture() {
 Tensor Optimizer::step(const LossClosure& closure) {
   const bool capturing = capture_state::current_capture_id() != 0;
   const size_t state_before = capturing ? num_state_tensors() : 0;
-  if (capturing) note_capture();
   Tensor loss;
   if (closure) {
     EnableGradGuard eg;
     loss = closure();
   }
   NoGradGuard ng;
+  for (auto& g : groups_) g.lr_tensor_reads = 0;
   for (auto& g : groups_) step_group(g);
+  if (capturing) {
+    // Every parameter with a gradient was updated; each fused update read the rate from
+    // lr_tensor. Fewer reads than updates: some update baked the rate in as a constant.
+    lr_baked_ = false;
+    for (const auto& g : groups_) {
+      int updated = 0;
+      for (const Tensor& p : g.params) updated += p.grad().defined() ? 1 : 0;
+      lr_baked_ = lr_baked_ || g.lr_tensor_reads < updated;
+    }
+    note_capture();  // after the updates: the guard's key knows whether the rate is baked in
+  }
   if (capturing && num_state_tensors() != state_before)
     capture_state::note_retry("optimizer '" + name_ +
                               "' created its state in this step (its first): this call runs eagerly, the next is "

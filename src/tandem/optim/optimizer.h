@@ -74,6 +74,10 @@ struct ParamGroup {
   /// step(): the fused update ops read the learning rate from a tensor, so a captured step
   /// reads the current value instead of baking a constant into the program.
   Tensor lr_tensor;
+  /// Updates of the current step that read lr_tensor (detail::lr_tensor counts them): when
+  /// a captured step updated a parameter without it, the rate is a constant of the program
+  /// and becomes part of its guard.
+  int lr_tensor_reads = 0;
 };
 
 /// Per-parameter state: name -> tensor (see the state names above).
@@ -162,6 +166,11 @@ class Optimizer {
   /// Hash of the options a step bakes in (all but lr) and the identities of the tensors
   /// it binds (parameters, lr tensors, state): a captured step's guard.
   uint64_t capture_key() const;
+  /// True when the last captured step baked a learning rate into its program (an update
+  /// that read options.lr() as a number: RMSprop, Adagrad, unfused SGD/Adam): then the
+  /// rates are part of capture_key(), so changing one recompiles instead of replaying the
+  /// old rate.
+  bool lr_baked_ = false;
   /// Inside a capture: notes the guard and the pre-run learning-rate refresh.
   void note_capture();
   std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // guards outlive the optimizer
