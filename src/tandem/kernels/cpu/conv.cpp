@@ -258,7 +258,7 @@ void conv2d_backward_dispatch(const Conv2dGeometry& g, const Tensor& gin, const 
       // oneDNN declined this geometry: the portable loops below.
     }
   }
-  if (dt == DType::BFloat16) {
+  if (is_reduced_float(dt)) {  // float16/bfloat16: float32 compute (oneDNN), one rounding
     auto f32 = [](const Tensor& t) { return t.defined() ? empty_tensor(t.sizes(), DType::Float32) : Tensor(); };
     const Tensor fi = f32(gin), fw = f32(gw), fb = f32(gb);
     conv2d_backward_dispatch(g, fi, fw, fb, converted(gout, DType::Float32), converted(input, DType::Float32),
@@ -302,7 +302,7 @@ void conv_dispatch(const Conv2dGeometry& g, const Tensor& out, const Tensor& inp
       // oneDNN declined this geometry: fall through to the portable loop.
     }
   }
-  if (dt == DType::BFloat16) {
+  if (is_reduced_float(dt)) {  // float16/bfloat16: float32 compute (oneDNN), one rounding
     Tensor y = empty_tensor(out.sizes(), DType::Float32);
     conv_dispatch(g, y, converted(input, DType::Float32), converted(weight, DType::Float32),
                   converted(bias, DType::Float32), transposed);
