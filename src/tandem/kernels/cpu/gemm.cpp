@@ -344,7 +344,14 @@ void gemm(const char* op, DType dtype, int64_t batch, int64_t M, int64_t N, int6
         return;
       return gemm_loop<double>(batch, M, N, K, A, B, C, alpha, beta);
     }
-    case DType::BFloat16: return gemm_reduced<BFloat16>(batch, M, N, K, A, B, C, alpha, beta);
+    case DType::BFloat16: {
+      const double work = static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+      if (K > 0 && work > kOnednnMinWork &&
+          onednn::matmul_bf16(batch, M, N, K, A, B, C, static_cast<float>(alpha.to_double()),
+                              static_cast<float>(beta.to_double())))
+        return;
+      return gemm_reduced<BFloat16>(batch, M, N, K, A, B, C, alpha, beta);
+    }
     case DType::Float16: return gemm_reduced<Half>(batch, M, N, K, A, B, C, alpha, beta);
     case DType::UInt8: return gemm_loop<uint8_t>(batch, M, N, K, A, B, C, alpha, beta);
     case DType::Int8: return gemm_loop<int8_t>(batch, M, N, K, A, B, C, alpha, beta);

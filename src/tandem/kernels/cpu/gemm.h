@@ -7,10 +7,10 @@
 // it (one of the two inner strides is 1) and the problem is not tiny; everything else
 // (integers, tiny or oddly strided products, float64 without OpenBLAS) runs a
 // cache-blocked loop with packed panels and a register-tiled micro-kernel that the
-// compiler vectorises. bfloat16 and float16 are widened to float32, multiplied there
-// (oneDNN/OpenBLAS, float32 accumulation) and rounded once (PyTorch CPU does the same
-// for bfloat16; its 1.13 CPU kernels have no float16 GEMM, tandem's float16 autocast
-// needs one). Kernels trust their callers: shapes were validated by the op's meta
+// compiler vectorises. bfloat16 products above 16^3 multiply-adds run oneDNN's
+// bfloat16 matmul (float32 accumulation, one rounding); smaller ones and float16 are
+// widened to float32, multiplied there and rounded once (PyTorch 1.13's CPU kernels have
+// no float16 GEMM; tandem's float16 autocast needs one). Kernels trust their callers: shapes were validated by the op's meta
 // function.
 #include <cstdint>
 
