@@ -75,7 +75,7 @@ const std::vector<std::string>& setting_names() {
   static const std::vector<std::string> names = {
       "dataset",     "model",       "optimizer",    "lr",       "momentum", "weight-decay",
       "batch-size",  "seed",        "train-limit",  "test-limit", "lr-schedule", "lr-step-size",
-      "lr-gamma",    "lr-t-max",    "lr-min",       "lr-max",   "lr-pct-start"};
+      "lr-gamma",    "lr-t-max",    "lr-min",       "lr-max",   "lr-pct-start", "precision"};
   return names;
 }
 
@@ -109,6 +109,7 @@ std::string setting_value(const TrainConfig& c, const std::string& k) {
   if (k == "lr-t-max") return std::to_string(c.lr_t_max);
   if (k == "lr-min") return number_text(c.lr_min);
   if (k == "lr-max") return number_text(c.lr_max);
+  if (k == "precision") return c.precision;
   return number_text(c.lr_pct_start);  // lr-pct-start
 }
 
@@ -353,6 +354,12 @@ Trains a small network on Fashion-MNIST (or MNIST) and evaluates it after every 
   --train-limit N      train on the first N training examples only (default 0: all)
   --test-limit N       evaluate on the first N test examples only (default 0: all)
   --progress MODE      auto (default: a bar on a terminal, else lines) | bar | lines | none
+  --precision P        fp32 (default) | bf16: forward and loss under bfloat16 autocast
+                       (matmul/conv in bfloat16 with float32 accumulation, softmax and
+                       losses in float32; parameters, gradients and optimizer state stay
+                       float32) | fp16: float16 autocast with dynamic loss scaling
+                       (optim::GradScaler: a step whose gradients overflow is skipped);
+                       evaluation runs under the same autocast
   --on-nonfinite WHAT  stop (default): a nan/inf loss stops the run (exit status 1),
                        keeping the last good checkpoint | warn: say so once per epoch and
                        train on (the curves mark non-finite points)
@@ -400,6 +407,7 @@ void apply_flag(TrainConfig& c, const std::string& flag, const std::string& valu
     c.lr_pct_start = parse_double(flag, value, true);
     if (c.lr_pct_start >= 1) throw ValueError("[tandem train] --lr-pct-start got \"" + value + "\", expected a number in (0, 1)");
   } else if (flag == "--on-nonfinite") c.on_nonfinite = choice(flag, value, {"stop", "warn"});
+  else if (flag == "--precision") c.precision = choice(flag, value, {"fp32", "bf16", "fp16"});
   else throw ValueError("[tandem train] unknown flag \"" + flag + "\" (see tandem train --help)");
 }
 
@@ -424,7 +432,8 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
                                     "--batch-size",  "--optimizer",    "--lr",          "--momentum",   "--weight-decay",
                                     "--seed",        "--threads",      "--checkpoint",  "--out",        "--train-limit",
                                     "--test-limit",  "--progress",     "--lr-schedule", "--lr-step-size", "--lr-gamma",
-                                    "--lr-t-max",    "--lr-min",       "--lr-max",      "--lr-pct-start", "--on-nonfinite"};
+                                    "--lr-t-max",    "--lr-min",       "--lr-max",      "--lr-pct-start", "--on-nonfinite",
+                                    "--precision"};
     bool known = false;
     for (const char* k : kValued) known = known || flag == k;
     if (!known) throw ValueError("[tandem train] unknown flag \"" + args[i] + "\" (see tandem train --help)");
@@ -522,6 +531,7 @@ io::Metadata resolve_config(TrainConfig& c) {
       std::string file;
       if (it != meta.end()) file = it->second;
       else if (k == "lr-schedule") file = "none";  // checkpoints from before --lr-schedule
+      else if (k == "precision") file = "fp32";    // checkpoints from before --precision
       else if (is_schedule_param(k)) continue;     // not a parameter of the checkpoint's schedule
       else
         throw RuntimeError(where + " was made with --" + k + " (unknown), this run has --" + k + " " +
@@ -578,6 +588,7 @@ std::string plot_title(const TrainConfig& c) {
   std::string t = c.model + " on " + c.dataset + ", " + c.optimizer + " lr " + number_text(c.lr);
   if (c.lr_schedule != "none") t += " (" + c.lr_schedule + " schedule)";
   t += ", batch size " + std::to_string(c.batch_size);
+  if (c.precision != "fp32") t += ", " + c.precision + " autocast";
   if (c.train_limit > 0 || c.test_limit > 0)
     t += ", subset: " + (c.train_limit > 0 ? std::to_string(c.train_limit) : std::string("all")) + " train / " +
          (c.test_limit > 0 ? std::to_string(c.test_limit) : std::string("all")) + " test examples";
@@ -671,20 +682,56 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
   // the numbers are eager's bit for bit; its first call runs eagerly (the optimizer makes
   // its state), a last smaller batch is another signature. Evaluation runs the module, or
   // its compiled inference program (parameters and buffers are program inputs).
+  //
+  // --precision bf16/fp16: forward and loss run under autocast (the loss is float32:
+  // cross_entropy is on the float32 list), backward outside it, so the backward rules run
+  // in the dtypes the forward chose; fp16 scales the loss (GradScaler), and a step whose
+  // gradients overflow is skipped (its reported loss is still the batch's loss).
+  const bool low_precision = c.precision != "fp32";
+  const DType autocast_dt = c.precision == "fp16" ? DType::Float16 : DType::BFloat16;
+  optim::GradScalerOptions scaler_opts;
+  scaler_opts.enabled = c.precision == "fp16";
+  optim::GradScaler scaler(scaler_opts);
+  int64_t skipped_steps = 0;  // fp16: steps skipped for inf/NaN gradients (this process)
+  auto forward_loss = [&](const Tensor& x, const Tensor& y) {
+    AutocastGuard ac(autocast_dt, low_precision);
+    return cross_entropy(model->forward(x), y);
+  };
   auto eager_step = [&](const Tensor& x, const Tensor& y) {
     opt->zero_grad();
-    Tensor loss = cross_entropy(model->forward(x), y);
-    loss.backward();
-    opt->step();
+    Tensor loss = forward_loss(x, y);
+    if (scaler.is_enabled()) {
+      scaler.scale(loss).backward();
+      if (!scaler.step(*opt)) ++skipped_steps;
+      scaler.update();
+    } else {
+      loss.backward();
+      opt->step();
+    }
     return loss.detach();
   };
   std::function<Tensor(const Tensor&, const Tensor&)> step_fn = eager_step;
-  std::function<Tensor(const Tensor&)> forward_fn = [&](const Tensor& x) { return model->forward(x); };
+  // Logits for evaluation: under the run's autocast, returned as float32.
+  std::function<Tensor(const Tensor&)> forward_fn = [&](const Tensor& x) {
+    Tensor logits;
+    {
+      AutocastGuard ac(autocast_dt, low_precision);
+      logits = model->forward(x);
+    }
+    return logits.to(DType::Float32);
+  };
   std::shared_ptr<nn::CompiledModule> compiled;
   std::shared_ptr<jit::CompiledFunction> compiled_step;
   if (c.mode == "compiled") {
     compiled = compile(std::static_pointer_cast<nn::Module>(model));
-    forward_fn = [&](const Tensor& x) { return (*compiled)(x); };
+    forward_fn = [&](const Tensor& x) {
+      Tensor logits;
+      {
+        AutocastGuard ac(autocast_dt, low_precision);
+        logits = (*compiled)(x);
+      }
+      return logits.to(DType::Float32);
+    };
     compiled_step = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{eager_step(in[0], in[1])}; });
     step_fn = [&](const Tensor& x, const Tensor& y) { return (*compiled_step)({x, y})[0]; };
   }
@@ -718,6 +765,15 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
         throw RuntimeError(where + ": malformed train.scheduler metadata: " + io::clip(e.what()));
       }
     }
+    if (scaler.is_enabled()) {
+      auto it = resume_meta.find("train.grad_scaler");
+      if (it == resume_meta.end()) throw RuntimeError(where + ": no train.grad_scaler metadata for --precision fp16");
+      try {
+        scaler.load_state_dict(nlohmann::json::parse(it->second).get<std::map<std::string, double>>());
+      } catch (const std::exception& e) {
+        throw RuntimeError(where + ": malformed train.grad_scaler metadata: " + io::clip(e.what()));
+      }
+    }
     out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << " (settings from the checkpoint)\n";
   }
 
@@ -741,7 +797,9 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
   out << "training " << c.model << " on " << c.dataset << " (" << n_train << " train / " << test_set->size()
       << " test examples), " << c.optimizer << " lr " << c.lr;
   if (c.lr_schedule != "none") out << " (" << c.lr_schedule << " schedule)";
-  out << ", batch " << c.batch_size << ", " << get_num_threads() << " thread(s), " << c.mode << " mode\n"
+  out << ", batch " << c.batch_size << ", " << get_num_threads() << " thread(s), " << c.mode << " mode";
+  if (low_precision) out << ", " << c.precision << " autocast" << (scaler.is_enabled() ? " + loss scaling" : "");
+  out << "\n"
       << std::flush;  // shown at once even when stdout is a pipe or a file
 
   auto print_compiled_note = [&] {
@@ -839,6 +897,8 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
         << fmt(m.test_loss, 4) << ", test accuracy " << fmt(100 * m.test_accuracy, 2) << "%, " << fmt(secs, 1) << " s ("
         << fmt(m.samples_per_second, 0) << " samples/s)";
     if (sched) out << ", lr " << number_text(epoch_lr);
+    if (scaler.is_enabled())
+      out << ", loss scale " << number_text(scaler.get_scale()) << " (" << skipped_steps << " step(s) skipped so far)";
     out << "\n";
     io::Metadata meta;
     for (const auto& [k, v] : identity) meta["train." + k] = v;
@@ -846,6 +906,7 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     meta["train.epochs"] = std::to_string(c.epochs);
     meta["train.history"] = history_json(result.history).dump();
     if (sched) meta["train.scheduler"] = scheduler_json(sched->state_dict()).dump();
+    if (scaler.is_enabled()) meta["train.grad_scaler"] = nlohmann::json(scaler.state_dict()).dump();
     io::save_checkpoint(c.checkpoint, *model, opt.get(), meta);
     // Rewritten (atomically) after every epoch, so a killed run keeps what it finished.
     write_metrics_csv(result.metrics_csv, result.history);

@@ -46,6 +46,9 @@ struct TrainConfig {
   double lr_max = 0;                      ///< onecycle: peak lr (0: --lr)
   double lr_pct_start = 0.3;              ///< onecycle: fraction of the steps spent rising
   std::string on_nonfinite = "stop";      ///< stop | warn: what a nan/inf loss does
+  /// fp32 | bf16 (autocast bfloat16) | fp16 (autocast float16 + optim::GradScaler);
+  /// parameters and optimizer state stay float32 in every mode
+  std::string precision = "fp32";
   std::set<std::string> given;            ///< flags given on the command line, without "--"; with
                                           ///< --resume, the other settings come from the checkpoint
 };

@@ -2,6 +2,7 @@
 // (tensor inputs, then attributes by position or name, converted by the kind of each
 // attribute's default), and the autograd entry points.
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -277,6 +278,26 @@ void bind_autograd(py::module_& m, py::class_<Tensor>& cls) {
   m.def("set_grad_enabled", &set_grad_enabled, py::arg("mode"), "Turns autograd recording on or off (this thread).");
   m.def("is_inference_mode", &is_inference_mode);
   m.def("set_inference_mode", &set_inference_mode, py::arg("mode"));
+  // Autocast (tandem/dispatch/autocast.h): the guard lives in an object that tandem.autocast
+  // enters and exits (LIFO, on one thread, as a `with` block does).
+  struct PyAutocast {
+    DType dtype;
+    bool enabled, cache_enabled;
+    std::unique_ptr<AutocastGuard> guard;
+  };
+  py::class_<PyAutocast>(m, "_AutocastGuard", "An AutocastGuard that tandem.autocast enters and exits.")
+      .def(py::init([](DType dtype, bool enabled, bool cache_enabled) {
+             return new PyAutocast{dtype, enabled, cache_enabled, nullptr};
+           }),
+           py::arg("dtype"), py::arg("enabled"), py::arg("cache_enabled"),
+           "Holds the settings; nothing changes until enter().")
+      .def("enter", [](PyAutocast& a) {
+        if (a.guard) throw RuntimeError("[autocast] this autocast object is already active");
+        a.guard = std::make_unique<AutocastGuard>(a.dtype, a.enabled, a.cache_enabled);
+      }, "Switches autocast as configured (ValueError for a dtype other than bfloat16/float16).")
+      .def("exit", [](PyAutocast& a) { a.guard.reset(); }, "Restores the autocast state enter() found.");
+  m.def("is_autocast_enabled", &is_autocast_enabled, "True while autocast is on (this thread).");
+  m.def("get_autocast_dtype", &autocast_dtype, "The lower-precision dtype autocast casts to.");
   cls.def_property("requires_grad", &Tensor::requires_grad,
                     [](Tensor& x, bool r) { x.requires_grad_(r); },
                     "Whether autograd records ops on this tensor (settable on leaves; floating dtypes only).")

@@ -19,6 +19,7 @@ from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, ran
 from . import _tensor  # noqa: F401  (adds Python-level Tensor methods)
 from . import autograd
 from .autograd import no_grad, enable_grad, set_grad_enabled, inference_mode, is_grad_enabled
+from .autograd import autocast, is_autocast_enabled, get_autocast_dtype
 from . import _ops, _overloads
 from . import optim, nn, utils, datasets
 from ._compile import compile, explain

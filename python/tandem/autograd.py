@@ -3,7 +3,8 @@ import functools
 
 from . import _C
 
-__all__ = ["Function", "grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled"]
+__all__ = ["Function", "grad", "backward", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "autocast", "is_autocast_enabled", "get_autocast_dtype"]
 
 
 def is_grad_enabled():
@@ -89,6 +90,50 @@ class inference_mode:
             with inference_mode(self._mode):
                 return fn(*args, **kwargs)
         return wrapper
+
+
+class autocast:
+    """Context manager and decorator: mixed precision as torch.autocast(device_type="cpu").
+    Inside, ops on the autocast lists run in `dtype` (matmul, linear, conv: bfloat16 by
+    default, or float16) or in float32 (softmax, losses, norms, exp/log, sums); the casts
+    are recorded, so gradients of float32 parameters stay float32. enabled=False switches
+    autocast off inside; blocks nest. ValueError for a dtype other than bfloat16/float16
+    or a device_type other than "cpu"."""
+
+    def __init__(self, device_type="cpu", dtype=None, enabled=True, cache_enabled=True):
+        if device_type != "cpu":
+            raise ValueError(f"[autocast] device_type {device_type!r}: tandem runs on the CPU only")
+        self._args = (_C.bfloat16 if dtype is None else dtype, bool(enabled), bool(cache_enabled))
+        self._guards = []
+
+    def __enter__(self):
+        g = _C._AutocastGuard(*self._args)
+        g.enter()
+        self._guards.append(g)
+        return None
+
+    def __exit__(self, *exc):
+        self._guards.pop().exit()
+        return False
+
+    def __call__(self, fn):
+        args = self._args
+
+        @functools.wraps(fn)
+        def wrapper(*a, **kw):
+            with autocast("cpu", *args):
+                return fn(*a, **kw)
+        return wrapper
+
+
+def is_autocast_enabled():
+    """True while autocast is on (per thread)."""
+    return _C.is_autocast_enabled()
+
+
+def get_autocast_dtype():
+    """The lower-precision dtype of the current autocast state (bfloat16 by default)."""
+    return _C.get_autocast_dtype()
 
 
 def _seq(x):

@@ -247,3 +247,36 @@ def test_python_function_backward_error_propagates():
     x = tandem.ones(2, requires_grad=True)
     with pytest.raises(ValueError, match="no gradient today"):
         Bad.apply(x).sum().backward()
+
+
+def test_autocast_casts_by_the_op_lists_and_keeps_float32_gradients():
+    x = tandem.randn(4, 8)
+    w = tandem.randn(8, 3, requires_grad=True)
+    assert not tandem.is_autocast_enabled()
+    with tandem.autocast("cpu"):
+        assert tandem.is_autocast_enabled() and tandem.get_autocast_dtype() == tandem.bfloat16
+        y = tandem.mm(x, w)
+        assert y.dtype == tandem.bfloat16
+        assert tandem.softmax(y, 1).dtype == tandem.float32
+        with tandem.autocast("cpu", enabled=False):
+            assert tandem.mm(x, w).dtype == tandem.float32
+        loss = y.sum()
+    assert not tandem.is_autocast_enabled()
+    assert loss.dtype == tandem.float32
+    loss.backward()
+    assert w.grad.dtype == tandem.float32
+    # The same as casting by hand.
+    w2 = w.detach().requires_grad_()
+    tandem.mm(x.to(tandem.bfloat16), w2.to(tandem.bfloat16)).to(tandem.float32).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), w2.grad.numpy())
+
+    @tandem.autocast("cpu", dtype=tandem.float16)
+    def half_mm(a, b):
+        return tandem.mm(a, b)
+    assert half_mm(x, w).dtype == tandem.float16
+    with pytest.raises(ValueError, match="autocast"):
+        with tandem.autocast("cpu", dtype=tandem.float32):
+            pass
+    with pytest.raises(ValueError, match="CPU only"):
+        tandem.autocast("cuda")
+    assert not tandem.is_autocast_enabled()

@@ -13,6 +13,7 @@
 #include "tandem/data/dataloader.h"
 #include "tandem/data/dataset.h"
 #include "tandem/data/idx.h"
+#include "tandem/dispatch/autocast.h"
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/dispatch/profiler.h"
 #include "tandem/io/checkpoint.h"

@@ -86,7 +86,8 @@ conv2d("err_same_strided", rnd(1, 1, 4, 4), rnd(1, 1, 2, 2), None, stride=2, pad
 conv2d("err_bad_padding_string", rnd(1, 1, 4, 4), rnd(1, 1, 2, 2), None, padding="full", error="ValueError")
 conv2d("err_dtype_mix", rnd(1, 1, 4, 4), rnd(1, 1, 2, 2, dtype=torch.float64), None, error="TypeError")
 conv2d("err_bias_dtype", rnd(1, 1, 4, 4), rnd(1, 1, 2, 2), rnd(1, dtype=torch.float64), error="TypeError")
-conv2d("err_half", rnd(1, 1, 4, 4, dtype=torch.float16), rnd(1, 1, 2, 2, dtype=torch.float16), None, error="TypeError")
+# No "float16 raises" case: PyTorch 1.13's CPU conv2d has no float16 kernel, tandem's has
+# one (float16 autocast needs it; tests/dispatch/test_autocast.cpp checks it).
 conv2d("err_bool", torch.ones(1, 1, 4, 4, dtype=torch.bool), torch.ones(1, 1, 2, 2, dtype=torch.bool), None, error="TypeError")
 conv2d("err_2d_input", rnd(4, 4), rnd(1, 1, 2, 2), None, error="ShapeError")
 conv2d("err_3d_weight", rnd(1, 1, 4, 4), rnd(1, 1, 2), None, error="ShapeError")

@@ -50,7 +50,8 @@ w.add("mm/err_3d", "mm", [rnd(2, 3, 3), rnd(3, 2)], [], error="ShapeError")
 w.add("mm/err_dtype_mix", "mm", [rnd(2, 3), rnd(3, 2, dtype=torch.float64)], [], error="TypeError")
 w.add("mm/err_int_float", "mm", [rnd(2, 3, dtype=torch.int64), rnd(3, 2)], [], error="TypeError")
 w.add("mm/err_bool", "mm", [torch.ones(2, 3, dtype=torch.bool), torch.ones(3, 2, dtype=torch.bool)], [], error="TypeError")
-w.add("mm/err_half", "mm", [rnd(2, 3, dtype=torch.float16), rnd(3, 2, dtype=torch.float16)], [], error="TypeError")
+# No "float16 raises" case: PyTorch 1.13's CPU mm has no float16 kernel, tandem's has one
+# (float16 autocast needs it; tests/dispatch/test_autocast.cpp checks its values).
 
 # ---------------------------------------------------------------- bmm
 bmm = lambda a, b: torch.bmm(a, b)  # noqa: E731

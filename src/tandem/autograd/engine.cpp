@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "tandem/core/capture_state.h"
+#include "tandem/dispatch/autocast.h"
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/creation.h"
@@ -84,6 +85,10 @@ void run_graph(const std::vector<Edge>& roots, const std::vector<Tensor>& root_g
     explicit KeepGraph(bool k) { t_keep_graph = k; }
     ~KeepGraph() { t_keep_graph = saved; }
   } keep_scope(keep_graph);
+  // Backward rules run in the dtypes the forward chose: autocast is off while they run
+  // (dispatch/autocast.h; PyTorch's custom_bwd), whether or not backward() was called
+  // inside an autocast region.
+  autocast::SuspendGuard no_autocast;
   // 1. Dependencies: count the edges into each node from reachable nodes (iterative DFS).
   // tasks is in discovery order.
   std::vector<Task> tasks;

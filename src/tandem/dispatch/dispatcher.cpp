@@ -8,6 +8,7 @@
 
 #include "tandem/core/grad_mode.h"
 #include "tandem/core/mem_overlap.h"
+#include "tandem/dispatch/autocast.h"
 #include "tandem/kernels/cpu/loops.h"
 
 namespace tandem {
@@ -44,6 +45,7 @@ const OpDef& register_op(OpDef def) {
     v.id = static_cast<int>(r.ops.size());
     v.inplace_variant = false;
     v.is_inplace = true;
+    v.autocast = Autocast::None;  // PyTorch's autocast lists name no in-place ops: self keeps its dtype
     v.functional = f;
     v.cacheable_meta = f->cacheable_meta;
     r.ops.push_back(std::move(v));
@@ -478,6 +480,16 @@ OpOutputs dispatch(const OpDef& op, ArrayRef<Tensor> inputs, ArrayRef<AttrValue>
     for (const AttrValue& a : attrs) full.push_back(a);
     for (size_t i = attrs.size(); i < op.attrs.size(); ++i) full.push_back(op.attrs[i].default_value);
     attrs = full.ref();
+  }
+  // Autocast (dispatch/autocast.h): the op's cast policy, applied here for every op, eager
+  // and captured alike. The casts are `_to_copy` calls dispatched (and so recorded) before
+  // this op; the op then sees the cast inputs. A listed composite op's body runs with
+  // autocast suspended, as PyTorch excludes the autocast key while a listed op runs.
+  SmallVec<Tensor, 4> autocast_inputs;
+  std::optional<autocast::SuspendGuard> autocast_off;
+  if (op.autocast != Autocast::None && is_autocast_enabled()) [[unlikely]] {
+    inputs = autocast::cast_inputs(op, inputs, autocast_inputs);
+    if (op.composite) autocast_off.emplace();
   }
   const int depth = t_depth;
   if (!t_observers.empty()) [[unlikely]]

@@ -46,6 +46,18 @@ enum class Promotion : uint8_t {
   Comparison,    ///< inputs cast to result_type; output is bool
 };
 
+/// How the dispatcher casts an op's floating inputs while autocast is on (AutocastGuard,
+/// dispatch/autocast.h): PyTorch's autocast cast policies. Only float16/bfloat16/float32
+/// tensor inputs are cast (float64 tensors, integer/bool tensors, wrapped C++ numbers and
+/// inputs the op writes in place never are); each cast is a real `_to_copy` op, so autograd
+/// differentiates through it and capture records it. In-place variants never autocast.
+enum class Autocast : uint8_t {
+  None,            ///< inputs pass unchanged (the op runs in whatever dtype its inputs have)
+  LowerPrecision,  ///< PyTorch's lower_precision_fp: inputs cast to the autocast dtype (matmul, conv)
+  Float32,         ///< PyTorch's fp32: reduced-precision inputs cast to float32 (softmax, losses, norms)
+  Promote,         ///< inputs cast to the widest floating dtype among them (cat, stack, where)
+};
+
 /// How an input may share memory with a tensor the op writes (an in-place variant's self,
 /// OpDef::mutates_inputs). Whatever this says, the dispatcher rejects written tensors that
 /// overlap themselves (expand, unfold with step < size) for every op.
@@ -132,6 +144,9 @@ struct OpDef {
   std::vector<InputSpec> inputs;
   std::vector<AttrSpec> attrs;
   Promotion promotion = Promotion::None;
+  /// Cast policy under autocast (see Autocast); the op lists of docs/ARCHITECTURE.md
+  /// ("Mixed precision") are the ops that set it.
+  Autocast autocast = Autocast::None;
   MetaFn meta = nullptr;           ///< required unless composite
   KernelFn cpu_kernel = nullptr;   ///< required unless view or composite
   ViewFn view = nullptr;           ///< set for view ops: output aliases input 0

@@ -5,6 +5,7 @@
 
 #include "tandem/autograd/engine.h"
 #include "tandem/core/capture_state.h"
+#include "tandem/dispatch/autocast.h"
 #include "tandem/kernels/cpu/loops.h"
 
 namespace tandem::jit {
@@ -328,6 +329,9 @@ Capture capture(const TensorFn& fn, const std::vector<Tensor>& inputs, const std
       ~EndCapture() { capture_state::end_capture(id); }
     } end{tracer.capture_id_};
     ObserverGuard og(&tracer);
+    // Weights are cast inside the program (once: the cache works within the capture), not
+    // taken from casts made before it (dispatch/autocast.h).
+    autocast::CacheScope autocast_cache;
     struct GradObserverGuard {
       capture_state::GradObserver* prev;
       explicit GradObserverGuard(capture_state::GradObserver* o) : prev(capture_state::grad_observer()) {

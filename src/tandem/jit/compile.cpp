@@ -5,6 +5,7 @@
 
 #include "tandem/autograd/node.h"
 #include "tandem/core/grad_mode.h"
+#include "tandem/dispatch/autocast.h"
 #include "tandem/jit/check.h"
 #include "tandem/passes/pass_manager.h"
 
@@ -12,7 +13,8 @@ namespace tandem::jit {
 
 bool Signature::operator==(const Signature& o) const {
   if (inputs.size() != o.inputs.size() || grad_enabled != o.grad_enabled || training != o.training ||
-      distinct_views != o.distinct_views || extra != o.extra || alias_groups != o.alias_groups)
+      autocast != o.autocast || distinct_views != o.distinct_views || extra != o.extra ||
+      alias_groups != o.alias_groups)
     return false;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto &a = inputs[i], &b = o.inputs[i];
@@ -67,6 +69,9 @@ std::string Signature::diff(const Signature& o) const {
   if (distinct_views != o.distinct_views) return "inputs that are different views of one storage";
   if (grad_enabled != o.grad_enabled) return str_cat("grad mode ", onoff(o.grad_enabled), " -> ", onoff(grad_enabled));
   if (training != o.training) return str_cat("training flag ", onoff(o.training), " -> ", onoff(training));
+  if (autocast != o.autocast)
+    return str_cat("autocast ", tandem::autocast::state_name(o.autocast), " -> ",
+                   tandem::autocast::state_name(autocast));
   if (extra.size() != o.extra.size()) return "caller state (parameters, buffers or submodules added or removed)";
   for (size_t i = 0; i < extra.size(); ++i)
     if (extra[i] != o.extra[i]) return extra_label(*this, i);
@@ -89,6 +94,7 @@ std::vector<std::string> Signature::describe() const {
               (distinct_views ? " (different views: runs eagerly)" : ""));
   g.push_back(str_cat("grad mode ", grad_enabled ? "on" : "off"));
   g.push_back(str_cat("training flag ", onoff(training)));
+  g.push_back(str_cat("autocast ", tandem::autocast::state_name(autocast)));
   for (size_t i = 0; i < extra.size(); ++i) g.push_back(str_cat(extra_label(*this, i), " = ", extra[i]));
   return g;
 }
@@ -97,6 +103,7 @@ CompiledFunction::CompiledFunction(TensorFn fn, CompileOptions opts) : fn_(std::
 
 void signature_of(const std::vector<Tensor>& inputs, const CallState& state, Signature& s) {
   s.grad_enabled = is_grad_enabled();
+  s.autocast = autocast::state_key();
   s.training = state.training;
   if (state.extra) s.extra = *state.extra;
   else s.extra.clear();

@@ -47,6 +47,9 @@ struct Signature {
   bool distinct_views = false;
   bool grad_enabled = true;
   bool training = false;           ///< module training flag (set by callers that have one)
+  /// Autocast state of the calling thread (autocast::state_key(): off, bfloat16, float16):
+  /// the casts are graph nodes, so entering or leaving autocast recompiles.
+  uint64_t autocast = 0;
   /// Caller state (compiled modules: hooks version, submodule training flags, parameter
   /// and buffer identities); compared element by element.
   std::vector<uint64_t> extra;

@@ -35,10 +35,10 @@ void check_conv_dtypes(const char* op, const MetaRef& in, const MetaRef& w, cons
   TANDEM_CHECK(!b.defined || b.dtype == in.dtype, TypeError, op, "input type (", dtype_name(in.dtype),
                ") and bias type (", dtype_name(b.dtype), ") should be the same");
   const DType d = in.dtype;
-  const bool ok = transposed ? (d == kFloat32 || d == kFloat64 || d == kBFloat16 || d == kInt64)
+  const bool ok = transposed ? (d == kFloat32 || d == kFloat64 || is_reduced_float(d) || d == kInt64)
                              : kernels::gemm_supports(d);
   TANDEM_CHECK(ok, TypeError, op, "got dtype ", dtype_name(d), ", expected ",
-               transposed ? "float32, float64, bfloat16 or int64" : "a floating (not float16) or integer dtype");
+               transposed ? "float32, float64, bfloat16, float16 or int64" : "a floating or integer dtype");
 }
 
 void check_bias(const char* op, const MetaRef& w, const MetaRef& b, int64_t oc) {
@@ -270,8 +270,8 @@ Conv2dGeometry backward_geometry(const char* op, const MetaRef& go, const MetaRe
                ", input of size ", x.sizes, " and weight of size ", w.sizes, ", expected 4-D tensors");
   TANDEM_CHECK(go.dtype == x.dtype && x.dtype == w.dtype, TypeError, op, "got grad_output ", dtype_name(go.dtype),
                ", input ", dtype_name(x.dtype), " and weight ", dtype_name(w.dtype), ", expected one dtype");
-  TANDEM_CHECK(x.dtype == kFloat32 || x.dtype == kFloat64 || x.dtype == kBFloat16, TypeError, op, "got dtype ",
-               dtype_name(x.dtype), ", expected float32, float64 or bfloat16");
+  TANDEM_CHECK(x.dtype == kFloat32 || x.dtype == kFloat64 || is_reduced_float(x.dtype), TypeError, op, "got dtype ",
+               dtype_name(x.dtype), ", expected float32, float64, bfloat16 or float16");
   const auto& st = a.ints(0);
   const auto& pd = a.ints(1);
   const auto& dl = a.ints(2);
@@ -385,6 +385,7 @@ std::vector<Tensor> conv_transpose2d_backward(BackwardContext& c) {
 TANDEM_REGISTER_OP(conv2d) {
   OpDef d;
   d.name = "conv2d";
+  d.autocast = Autocast::LowerPrecision;
   d.inputs = {{"input"}, {"weight"}, {"bias", true, true}};
   d.attrs = {{"stride", std::vector<int64_t>{1, 1}},
              {"padding", std::vector<int64_t>{0, 0}},  // or the string "same" / "valid"
@@ -514,6 +515,7 @@ TANDEM_REGISTER_OP(convolution_backward) {
 TANDEM_REGISTER_OP(conv_transpose2d) {
   OpDef d;
   d.name = "conv_transpose2d";
+  d.autocast = Autocast::LowerPrecision;
   d.inputs = {{"input"}, {"weight"}, {"bias", true, true}};
   d.attrs = {{"stride", std::vector<int64_t>{1, 1}},
              {"padding", std::vector<int64_t>{0, 0}},
@@ -530,6 +532,7 @@ TANDEM_REGISTER_OP(conv_transpose2d) {
 TANDEM_REGISTER_OP(conv1d) {
   OpDef d;
   d.name = "conv1d";
+  d.autocast = Autocast::LowerPrecision;
   d.inputs = {{"input"}, {"weight"}, {"bias", true, true}};
   d.attrs = {{"stride", std::vector<int64_t>{1}},
              {"padding", std::vector<int64_t>{0}},

@@ -496,6 +496,7 @@ void scatter_reduce_kernel(KernelContext& c, Reduce r, bool include_self) {
 TANDEM_REGISTER_OP(scatter_add) {
   OpDef d;
   d.name = "scatter_add";
+  d.autocast = Autocast::Promote;
   d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}, {"src"}};
   d.attrs = {{"dim", int64_t{0}}};
   d.save_inputs = 0b010;

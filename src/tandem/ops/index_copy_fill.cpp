@@ -124,6 +124,7 @@ TANDEM_REGISTER_OP(take) {
 TANDEM_REGISTER_OP(index_copy) {
   OpDef d;
   d.name = "index_copy";
+  d.autocast = Autocast::Promote;
   d.inputs = {{"self"}, {"index", false, false, false, InputOverlap::None}, {"source"}};
   d.attrs = {{"dim", int64_t{0}}};
   d.save_inputs = 0b010;

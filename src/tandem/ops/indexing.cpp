@@ -286,6 +286,7 @@ TANDEM_REGISTER_OP(index) {
 TANDEM_REGISTER_OP(index_put) {
   OpDef d;
   d.name = "index_put";
+  d.autocast = Autocast::Promote;
   d.inputs = {{"self"}, {"values"}, {"indices", false, true, false, InputOverlap::None}};
   d.variadic = true;
   d.attrs = {{"accumulate", false}};

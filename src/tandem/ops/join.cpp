@@ -46,6 +46,7 @@ std::vector<Tensor> cat_backward(BackwardContext& c) {
 TANDEM_REGISTER_OP(cat) {
   OpDef d;
   d.name = "cat";
+  d.autocast = Autocast::Promote;
   d.inputs = {{"tensors"}};
   d.variadic = true;
   d.attrs = {{"dim", int64_t{0}}};
@@ -113,6 +114,7 @@ TANDEM_REGISTER_OP(cat) {
 TANDEM_REGISTER_OP(stack) {
   OpDef d;
   d.name = "stack";
+  d.autocast = Autocast::Promote;
   d.inputs = {{"tensors"}};
   d.variadic = true;
   d.attrs = {{"dim", int64_t{0}}};
@@ -132,6 +134,7 @@ TANDEM_REGISTER_OP(stack) {
 TANDEM_REGISTER_OP(hstack) {
   OpDef d;
   d.name = "hstack";
+  d.autocast = Autocast::Promote;
   d.inputs = {{"tensors"}};
   d.variadic = true;
   d.composite = [](ArrayRef<Tensor> in, const AttrReader&) -> std::vector<Tensor> {
@@ -146,6 +149,7 @@ TANDEM_REGISTER_OP(hstack) {
 TANDEM_REGISTER_OP(vstack) {
   OpDef d;
   d.name = "vstack";
+  d.autocast = Autocast::Promote;
   d.inputs = {{"tensors"}};
   d.variadic = true;
   d.composite = [](ArrayRef<Tensor> in, const AttrReader&) -> std::vector<Tensor> {

@@ -28,7 +28,7 @@ void check_matmul_dtypes(const char* op, ArrayRef<MetaRef> in) {
                  dtype_name(first), " and ", dtype_name(m.dtype));
   }
   TANDEM_CHECK(!have || kernels::gemm_supports(first), TypeError, op, "got dtype ", dtype_name(first),
-               ", expected one of uint8, int8, int16, int32, int64, bfloat16, float32, float64");
+               ", expected one of uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64");
 }
 
 /// ShapeError unless `self` expands to `target` (PyTorch's expand rule: trailing-aligned,
@@ -156,6 +156,7 @@ TANDEM_REGISTER_OP(mm) {
   };
   d.save_inputs = 0b11;
   d.backward = mm_backward;
+  d.autocast = Autocast::LowerPrecision;
   return d;
 }
 
@@ -170,6 +171,7 @@ TANDEM_REGISTER_OP(bmm) {
   d.cpu_kernel = [](KernelContext& c) { kernels::bmm_out(c.op, c.outputs[0], c.inputs[0], c.inputs[1]); };
   d.save_inputs = 0b11;
   d.backward = bmm_backward;
+  d.autocast = Autocast::LowerPrecision;
   return d;
 }
 
@@ -198,6 +200,7 @@ TANDEM_REGISTER_OP(addmm) {
   d.cpu_kernel = add_product_kernel;
   d.save_inputs = 0b110;  // self's gradient needs only its shape
   d.backward = add_product_backward;
+  d.autocast = Autocast::LowerPrecision;
   return d;
 }
 
@@ -215,6 +218,7 @@ TANDEM_REGISTER_OP(baddbmm) {
   d.cpu_kernel = add_product_kernel;
   d.save_inputs = 0b110;
   d.backward = add_product_backward;
+  d.autocast = Autocast::LowerPrecision;
   return d;
 }
 
@@ -302,6 +306,7 @@ std::vector<Tensor> one(Tensor t) { return {std::move(t)}; }
 TANDEM_REGISTER_OP(matmul) {
   OpDef d = matmul_like("matmul", {{"self"}, {"other"}});
   d.composite = [](ArrayRef<Tensor> in, const AttrReader&) { return one(matmul_impl(in[0], in[1])); };
+  d.autocast = Autocast::LowerPrecision;
   return d;
 }
 
@@ -350,6 +355,7 @@ TANDEM_REGISTER_OP(linear) {
     if (b.defined()) r = add(r, b);
     return one(r);
   };
+  d.autocast = Autocast::LowerPrecision;
   return d;
 }
 

@@ -134,6 +134,7 @@ TANDEM_REGISTER_OP(softmax) {
   OpDef d = softmax_def("softmax");
   d.cpu_kernel = softmax_kernel<false>;
   d.backward = softmax_backward_rule;
+  d.autocast = Autocast::Float32;
   return d;
 }
 
@@ -141,6 +142,7 @@ TANDEM_REGISTER_OP(log_softmax) {
   OpDef d = softmax_def("log_softmax");
   d.cpu_kernel = softmax_kernel<true>;
   d.backward = log_softmax_backward_rule;
+  d.autocast = Autocast::Float32;
   return d;
 }
 

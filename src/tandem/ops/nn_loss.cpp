@@ -110,6 +110,7 @@ std::vector<Tensor> nll_backward_rule(BackwardContext& c) {
 TANDEM_REGISTER_OP(nll_loss) {
   OpDef d;
   d.name = "nll_loss";
+  d.autocast = Autocast::Float32;
   d.inputs = {{"self"}, {"target", false, false, false}, {"weight", true, true, false}};
   d.attrs = {{"reduction", std::string("mean")}, {"ignore_index", int64_t{-100}}};
   d.promotion = Promotion::Default;
@@ -194,6 +195,7 @@ std::vector<Tensor> cross_entropy_composite(ArrayRef<Tensor> in, const AttrReade
 TANDEM_REGISTER_OP(cross_entropy) {
   OpDef d;
   d.name = "cross_entropy";
+  d.autocast = Autocast::Float32;
   d.inputs = {{"self"}, {"target", false, false, false}, {"weight", true, true, false}};
   d.attrs = {{"reduction", std::string("mean")}, {"ignore_index", int64_t{-100}}, {"label_smoothing", 0.0}};
   d.composite = cross_entropy_composite;
@@ -469,19 +471,47 @@ OpDef loss_def(bool backward) {
 
 }  // namespace
 
-TANDEM_REGISTER_OP(mse_loss) { return loss_def<LossKind::MSE>(false); }
+TANDEM_REGISTER_OP(mse_loss) {
+  OpDef d = loss_def<LossKind::MSE>(false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 TANDEM_REGISTER_OP(mse_loss_backward) { return loss_def<LossKind::MSE>(true); }
-TANDEM_REGISTER_OP(l1_loss) { return loss_def<LossKind::L1>(false); }
+TANDEM_REGISTER_OP(l1_loss) {
+  OpDef d = loss_def<LossKind::L1>(false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 TANDEM_REGISTER_OP(l1_loss_backward) { return loss_def<LossKind::L1>(true); }
-TANDEM_REGISTER_OP(smooth_l1_loss) { return loss_def<LossKind::SmoothL1>(false); }
+TANDEM_REGISTER_OP(smooth_l1_loss) {
+  OpDef d = loss_def<LossKind::SmoothL1>(false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 TANDEM_REGISTER_OP(smooth_l1_loss_backward) { return loss_def<LossKind::SmoothL1>(true); }
-TANDEM_REGISTER_OP(huber_loss) { return loss_def<LossKind::Huber>(false); }
+TANDEM_REGISTER_OP(huber_loss) {
+  OpDef d = loss_def<LossKind::Huber>(false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 TANDEM_REGISTER_OP(huber_loss_backward) { return loss_def<LossKind::Huber>(true); }
-TANDEM_REGISTER_OP(binary_cross_entropy) { return loss_def<LossKind::BCE>(false); }
+TANDEM_REGISTER_OP(binary_cross_entropy) {
+  OpDef d = loss_def<LossKind::BCE>(false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 TANDEM_REGISTER_OP(binary_cross_entropy_backward) { return loss_def<LossKind::BCE>(true); }
-TANDEM_REGISTER_OP(binary_cross_entropy_with_logits) { return loss_def<LossKind::BCEWithLogits>(false); }
+TANDEM_REGISTER_OP(binary_cross_entropy_with_logits) {
+  OpDef d = loss_def<LossKind::BCEWithLogits>(false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 TANDEM_REGISTER_OP(binary_cross_entropy_with_logits_backward) { return loss_def<LossKind::BCEWithLogits>(true); }
-TANDEM_REGISTER_OP(kl_div) { return loss_def<LossKind::KLDiv>(false); }
+TANDEM_REGISTER_OP(kl_div) {
+  OpDef d = loss_def<LossKind::KLDiv>(false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 TANDEM_REGISTER_OP(kl_div_backward) { return loss_def<LossKind::KLDiv>(true); }
 
 // ---------------------------------------------------------------- functional API

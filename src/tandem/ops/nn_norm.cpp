@@ -461,6 +461,7 @@ TANDEM_REGISTER_OP(native_layer_norm) {
   d.meta = layer_norm_meta;
   d.cpu_kernel = layer_norm_kernel;
   d.backward = layer_norm_rule;
+  d.autocast = Autocast::Float32;
   return d;
 }
 
@@ -479,6 +480,7 @@ TANDEM_REGISTER_OP(native_group_norm) {
   d.meta = group_norm_meta;
   d.cpu_kernel = group_norm_kernel;
   d.backward = group_norm_rule;
+  d.autocast = Autocast::Float32;
   return d;
 }
 
@@ -500,13 +502,17 @@ TANDEM_REGISTER_OP(batch_norm) {
 }
 
 TANDEM_REGISTER_OP(layer_norm) {
-  return composite_def("layer_norm", {{"input"}, {"weight", true, true}, {"bias", true, true}},
+  OpDef d = composite_def("layer_norm", {{"input"}, {"weight", true, true}, {"bias", true, true}},
                        {{"normalized_shape", std::vector<int64_t>{}}, {"eps", 1e-5}}, layer_norm_composite);
+  d.autocast = Autocast::Float32;
+  return d;
 }
 
 TANDEM_REGISTER_OP(group_norm) {
-  return composite_def("group_norm", {{"input"}, {"weight", true, true}, {"bias", true, true}},
+  OpDef d = composite_def("group_norm", {{"input"}, {"weight", true, true}, {"bias", true, true}},
                        {{"num_groups", int64_t{1}}, {"eps", 1e-5}}, group_norm_composite);
+  d.autocast = Autocast::Float32;
+  return d;
 }
 
 TANDEM_REGISTER_OP(instance_norm) {

@@ -458,6 +458,7 @@ TANDEM_REGISTER_OP(pow) {
       });
   d.backward = pow_backward;
   d.save_inputs = 0b11;
+  d.autocast = Autocast::Float32;
   return d;
 }
 
@@ -526,6 +527,7 @@ TANDEM_REGISTER_OP(atan2) {
       });
   d.backward = atan2_backward;
   d.save_inputs = 0b11;
+  d.autocast = Autocast::Promote;
   return d;
 }
 

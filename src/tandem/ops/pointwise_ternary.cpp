@@ -157,6 +157,7 @@ Grads addcdiv_backward(BackwardContext& c) {
 TANDEM_REGISTER_OP(where) {
   OpDef d;
   d.name = "where";
+  d.autocast = Autocast::Promote;
   d.pointwise = true;
   d.inputs = {{"condition", /*promote=*/false, /*optional=*/false, /*differentiable=*/false}, {"self"}, {"other"}};
   d.promotion = Promotion::Default;
@@ -209,6 +210,7 @@ TANDEM_REGISTER_OP(addcmul) {
     addc_kernel<false>(c.op, c.outputs[0], c.inputs[0], c.inputs[1], c.inputs[2], c.attrs.scalar(0));
   };
   d.backward = addcmul_backward;
+  d.autocast = Autocast::Promote;
   return d;
 }
 
@@ -236,6 +238,7 @@ TANDEM_REGISTER_OP(addcdiv) {
                       c.attrs.scalar(0));
   };
   d.backward = addcdiv_backward;
+  d.autocast = Autocast::Promote;
   return d;
 }
 

@@ -43,8 +43,8 @@ void check_pool_input(const char* op, const MetaRef& x) {
 }
 
 void check_dtype(const char* op, DType d, bool allow_int64) {
-  const bool ok = d == kFloat32 || d == kFloat64 || d == kBFloat16 || (allow_int64 && d == kInt64);
-  TANDEM_CHECK(ok, TypeError, op, "got dtype ", dtype_name(d), ", expected float32, float64, bfloat16",
+  const bool ok = d == kFloat32 || d == kFloat64 || d == kBFloat16 || d == kFloat16 || (allow_int64 && d == kInt64);
+  TANDEM_CHECK(ok, TypeError, op, "got dtype ", dtype_name(d), ", expected float32, float64, bfloat16, float16",
                allow_int64 ? " or int64" : "");
 }
 

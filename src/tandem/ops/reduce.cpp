@@ -421,6 +421,7 @@ TANDEM_REGISTER_OP(sum) {
   // Backward broadcasts the gradient back to the input shape: needs no saved tensors.
   OpDef d = reduce_def("sum", kDimKeepDtype, sum_like_meta, sum_like_kernel<SumPolicy>);
   d.backward = sum_backward;
+  d.autocast = Autocast::Float32;
   return d;
 }
 
@@ -429,6 +430,7 @@ TANDEM_REGISTER_OP(prod) {
   d.backward = prod_backward;
   d.save_inputs = 1;   // grad = g * prod / x, with zeros handled from the input
   d.save_outputs = 1;
+  d.autocast = Autocast::Float32;
   return d;
 }
 
@@ -463,6 +465,7 @@ TANDEM_REGISTER_OP(mean) {
         });
       });
   d.backward = mean_backward;
+  d.autocast = Autocast::Float32;
   return d;
 }
 

@@ -307,6 +307,7 @@ OpDef cum_extreme_def(const char* name, KernelFn k) {
 TANDEM_REGISTER_OP(cumsum) {
   OpDef d = cum_def("cumsum", cum_kernel<false>);
   d.backward = cumsum_backward;
+  d.autocast = Autocast::Float32;
   return d;
 }  // backward: reversed cumsum, nothing saved
 TANDEM_REGISTER_OP(cumprod) {
@@ -314,11 +315,13 @@ TANDEM_REGISTER_OP(cumprod) {
   d.save_inputs = 1;
   d.save_outputs = 1;
   d.backward = cumprod_backward;
+  d.autocast = Autocast::Float32;
   return d;
 }
 TANDEM_REGISTER_OP(logcumsumexp) {
   OpDef d;
   d.name = "logcumsumexp";
+  d.autocast = Autocast::Float32;
   d.inputs = {{"self"}};
   d.attrs = {{"dim", int64_t{0}}};
   d.save_inputs = 1;

@@ -348,14 +348,31 @@ Grads norm_backward(BackwardContext& c) {
 }  // namespace
 
 
-TANDEM_REGISTER_OP(var) { return var_def("var", false, false); }
-TANDEM_REGISTER_OP(std) { return var_def("std", false, true); }
-TANDEM_REGISTER_OP(var_mean) { return var_def("var_mean", true, false); }
-TANDEM_REGISTER_OP(std_mean) { return var_def("std_mean", true, true); }
+TANDEM_REGISTER_OP(var) {
+  OpDef d = var_def("var", false, false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
+TANDEM_REGISTER_OP(std) {
+  OpDef d = var_def("std", false, true);
+  d.autocast = Autocast::Float32;
+  return d;
+}
+TANDEM_REGISTER_OP(var_mean) {
+  OpDef d = var_def("var_mean", true, false);
+  d.autocast = Autocast::Float32;
+  return d;
+}
+TANDEM_REGISTER_OP(std_mean) {
+  OpDef d = var_def("std_mean", true, true);
+  d.autocast = Autocast::Float32;
+  return d;
+}
 
 TANDEM_REGISTER_OP(logsumexp) {
   OpDef d;
   d.name = "logsumexp";
+  d.autocast = Autocast::Float32;
   d.inputs = {{"self"}};
   d.attrs = {{"dim", std::monostate{}}, {"keepdim", false}};
   d.promotion = Promotion::IntToFloat;  // bool/integer inputs compute in the default float dtype
@@ -379,6 +396,7 @@ TANDEM_REGISTER_OP(logsumexp) {
 TANDEM_REGISTER_OP(norm) {
   OpDef d;
   d.name = "norm";
+  d.autocast = Autocast::Float32;
   d.inputs = {{"self"}};
   d.attrs = {{"p", Scalar(2)}, {"dim", std::monostate{}}, {"keepdim", false}, {"dtype", std::monostate{}}};
   d.meta = norm_meta;

@@ -144,9 +144,11 @@ TANDEM_REGISTER_OP(square) {
 }
 
 // ---------------------------------------------------------------- exp, log, powers
-#define TANDEM_FLOAT_UNARY(ident, expr, save_in, save_out)                             \
+// cast: the op's autocast policy (None, or Float32 for PyTorch's fp32 list).
+#define TANDEM_FLOAT_UNARY(ident, expr, save_in, save_out, cast)                       \
   TANDEM_REGISTER_OP(ident) {                                                          \
     OpDef d = unary_def(#ident, Promotion::IntToFloat);                                \
+    d.autocast = Autocast::cast;                                                       \
     d.cpu_kernel = [](KernelContext& c) { floating_kernel(c, [](auto x) { return expr; }); }; \
     d.save_inputs = save_in;                                                           \
     d.save_outputs = save_out;                                                         \
@@ -154,28 +156,28 @@ TANDEM_REGISTER_OP(square) {
     return d;                                                                          \
   }
 
-TANDEM_FLOAT_UNARY(exp, vexp(x), 0, 1)
-TANDEM_FLOAT_UNARY(exp2, std::exp2(x), 0, 1)
-TANDEM_FLOAT_UNARY(expm1, std::expm1(x), 0, 1)
-TANDEM_FLOAT_UNARY(log, vlog(x), 1, 0)
-TANDEM_FLOAT_UNARY(log2, std::log2(x), 1, 0)
-TANDEM_FLOAT_UNARY(log10, std::log10(x), 1, 0)
-TANDEM_FLOAT_UNARY(log1p, std::log1p(x), 1, 0)
-TANDEM_FLOAT_UNARY(sqrt, std::sqrt(x), 0, 1)
-TANDEM_FLOAT_UNARY(rsqrt, decltype(x)(1) / std::sqrt(x), 0, 1)
-TANDEM_FLOAT_UNARY(reciprocal, decltype(x)(1) / x, 0, 1)
-TANDEM_FLOAT_UNARY(sin, std::sin(x), 1, 0)
-TANDEM_FLOAT_UNARY(cos, std::cos(x), 1, 0)
-TANDEM_FLOAT_UNARY(tan, std::tan(x), 0, 1)
-TANDEM_FLOAT_UNARY(asin, std::asin(x), 1, 0)
-TANDEM_FLOAT_UNARY(acos, std::acos(x), 1, 0)
-TANDEM_FLOAT_UNARY(atan, std::atan(x), 1, 0)
-TANDEM_FLOAT_UNARY(sinh, std::sinh(x), 1, 0)
-TANDEM_FLOAT_UNARY(cosh, std::cosh(x), 1, 0)
-TANDEM_FLOAT_UNARY(tanh, vtanh(x), 0, 1)
-TANDEM_FLOAT_UNARY(erf, verf(x), 1, 0)
-TANDEM_FLOAT_UNARY(erfc, std::erfc(x), 1, 0)
-TANDEM_FLOAT_UNARY(sigmoid, vsigmoid(x), 0, 1)
+TANDEM_FLOAT_UNARY(exp, vexp(x), 0, 1, Float32)
+TANDEM_FLOAT_UNARY(exp2, std::exp2(x), 0, 1, None)
+TANDEM_FLOAT_UNARY(expm1, std::expm1(x), 0, 1, Float32)
+TANDEM_FLOAT_UNARY(log, vlog(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(log2, std::log2(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(log10, std::log10(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(log1p, std::log1p(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(sqrt, std::sqrt(x), 0, 1, None)
+TANDEM_FLOAT_UNARY(rsqrt, decltype(x)(1) / std::sqrt(x), 0, 1, Float32)
+TANDEM_FLOAT_UNARY(reciprocal, decltype(x)(1) / x, 0, 1, Float32)
+TANDEM_FLOAT_UNARY(sin, std::sin(x), 1, 0, None)
+TANDEM_FLOAT_UNARY(cos, std::cos(x), 1, 0, None)
+TANDEM_FLOAT_UNARY(tan, std::tan(x), 0, 1, Float32)
+TANDEM_FLOAT_UNARY(asin, std::asin(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(acos, std::acos(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(atan, std::atan(x), 1, 0, None)
+TANDEM_FLOAT_UNARY(sinh, std::sinh(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(cosh, std::cosh(x), 1, 0, Float32)
+TANDEM_FLOAT_UNARY(tanh, vtanh(x), 0, 1, None)
+TANDEM_FLOAT_UNARY(erf, verf(x), 1, 0, None)
+TANDEM_FLOAT_UNARY(erfc, std::erfc(x), 1, 0, None)
+TANDEM_FLOAT_UNARY(sigmoid, vsigmoid(x), 0, 1, None)
 #undef TANDEM_FLOAT_UNARY
 
 TANDEM_REGISTER_OP(logit) {

@@ -328,6 +328,7 @@ TANDEM_REGISTER_OP(softplus) {
   };
   d.backward = softplus_backward;
   d.save_inputs = 1;
+  d.autocast = Autocast::Float32;
   return d;
 }
 

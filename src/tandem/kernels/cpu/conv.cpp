@@ -267,7 +267,25 @@ void conv2d_backward_dispatch(const Conv2dGeometry& g, const Tensor& gin, const 
       // oneDNN declined this geometry: the portable loops below.
     }
   }
-  if (dt == DType::BFloat16) {
+  if (dt == DType::BFloat16 && !(gb.defined() && !gw.defined())) {
+    // oneDNN's bfloat16 backward primitives: float32 accumulation, one rounding per result.
+    const Tensor go = onednn_strides_ok(gout) ? gout : contiguous_copy(gout);
+    try {
+      if (gin.defined()) {
+        const Tensor w = onednn_strides_ok(weight) ? weight : contiguous_copy(weight);
+        onednn::conv2d_backward_data_bf16(g, go.data_ptr(), strides4(go), w.data_ptr(), strides4(w), gin.data_ptr());
+      }
+      if (gw.defined()) {
+        const Tensor x = onednn_strides_ok(input) ? input : contiguous_copy(input);
+        onednn::conv2d_backward_weights_bf16(g, x.data_ptr(), strides4(x), go.data_ptr(), strides4(go), gw.data_ptr(),
+                                             gb.defined() ? gb.data_ptr() : nullptr);
+      }
+      return;
+    } catch (const RuntimeError&) {
+      // oneDNN declined this geometry: widen to float32 below (it rewrites every gradient).
+    }
+  }
+  if (is_reduced_float(dt)) {  // float16 (and declined bfloat16): float32 compute (oneDNN), one rounding
     auto f32 = [](const Tensor& t) { return t.defined() ? empty_tensor(t.sizes(), DType::Float32) : Tensor(); };
     const Tensor fi = f32(gin), fw = f32(gw), fb = f32(gb);
     conv2d_backward_dispatch(g, fi, fw, fb, converted(gout, DType::Float32), converted(input, DType::Float32),
@@ -311,7 +329,20 @@ void conv_dispatch(const Conv2dGeometry& g, const Tensor& out, const Tensor& inp
       // oneDNN declined this geometry: fall through to the portable loop.
     }
   }
-  if (dt == DType::BFloat16) {
+  if (dt == DType::BFloat16 && !(transposed && negative_pad && (g.dil_h > 1 || g.dil_w > 1))) {
+    // oneDNN's bfloat16 convolution: float32 accumulation, one rounding, no widening copies.
+    Tensor x = onednn_strides_ok(input) ? input : contiguous_copy(input);
+    Tensor w = onednn_strides_ok(weight) ? weight : contiguous_copy(weight);
+    Tensor b = bias.defined() ? contiguous_copy(bias) : bias;
+    try {
+      onednn::conv2d_bf16(g, x.data_ptr(), strides4(x), w.data_ptr(), strides4(w), b.defined() ? b.data_ptr() : nullptr,
+                          out.data_ptr(), transposed);
+      return;
+    } catch (const RuntimeError&) {
+      // oneDNN declined this geometry: widen to float32 below.
+    }
+  }
+  if (is_reduced_float(dt)) {  // float16 (and declined bfloat16): float32 compute (oneDNN), one rounding
     Tensor y = empty_tensor(out.sizes(), DType::Float32);
     conv_dispatch(g, y, converted(input, DType::Float32), converted(weight, DType::Float32),
                   converted(bias, DType::Float32), transposed);

@@ -291,12 +291,14 @@ void gemm_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& 
   gemm_loop<float>(batch, M, N, K, A, B, C, alpha, beta);
 }
 
-/// bfloat16: widen to float32 (contiguous), multiply, round once.
-void gemm_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+/// bfloat16/float16: widen to float32 (contiguous), multiply in float32 (oneDNN/OpenBLAS),
+/// round once.
+template <typename T>
+void gemm_reduced(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
                const GemmMatrix& C, const Scalar& alpha, const Scalar& beta) {
   auto widen = [](const GemmMatrix& m, int64_t nb, int64_t rows, int64_t cols, std::vector<float>& out) {
     out.resize(static_cast<size_t>(nb * rows * cols));
-    const BFloat16* p = static_cast<const BFloat16*>(m.data);
+    const T* p = static_cast<const T*>(m.data);
     for (int64_t b = 0; b < nb; ++b)
       for (int64_t i = 0; i < rows; ++i)
         for (int64_t j = 0; j < cols; ++j)
@@ -311,11 +313,11 @@ void gemm_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix&
   else widen(C, batch, M, N, c);
   gemm_f32(batch, M, N, K, GemmMatrix{a.data(), ab == 1 ? 0 : M * K, K, 1}, GemmMatrix{b.data(), bb == 1 ? 0 : K * N, N, 1},
            GemmMatrix{c.data(), M * N, N, 1}, alpha, beta);
-  BFloat16* out = static_cast<BFloat16*>(C.data);
+  T* out = static_cast<T*>(C.data);
   for (int64_t bi = 0; bi < batch; ++bi)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j)
-        out[bi * C.batch_stride + i * C.row_stride + j * C.col_stride] = static_cast<BFloat16>(c[(bi * M + i) * N + j]);
+        out[bi * C.batch_stride + i * C.row_stride + j * C.col_stride] = static_cast<T>(c[(bi * M + i) * N + j]);
 }
 
 }  // namespace
@@ -323,7 +325,7 @@ void gemm_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix&
 bool gemm_supports(DType dtype) {
   switch (dtype) {
     case DType::UInt8: case DType::Int8: case DType::Int16: case DType::Int32: case DType::Int64:
-    case DType::BFloat16: case DType::Float32: case DType::Float64:
+    case DType::Float16: case DType::BFloat16: case DType::Float32: case DType::Float64:
       return true;
     default:
       return false;
@@ -342,7 +344,15 @@ void gemm(const char* op, DType dtype, int64_t batch, int64_t M, int64_t N, int6
         return;
       return gemm_loop<double>(batch, M, N, K, A, B, C, alpha, beta);
     }
-    case DType::BFloat16: return gemm_bf16(batch, M, N, K, A, B, C, alpha, beta);
+    case DType::BFloat16: {
+      const double work = static_cast<double>(batch) * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+      if (K > 0 && work > kOnednnMinWork &&
+          onednn::matmul_bf16(batch, M, N, K, A, B, C, static_cast<float>(alpha.to_double()),
+                              static_cast<float>(beta.to_double())))
+        return;
+      return gemm_reduced<BFloat16>(batch, M, N, K, A, B, C, alpha, beta);
+    }
+    case DType::Float16: return gemm_reduced<Half>(batch, M, N, K, A, B, C, alpha, beta);
     case DType::UInt8: return gemm_loop<uint8_t>(batch, M, N, K, A, B, C, alpha, beta);
     case DType::Int8: return gemm_loop<int8_t>(batch, M, N, K, A, B, C, alpha, beta);
     case DType::Int16: return gemm_loop<int16_t>(batch, M, N, K, A, B, C, alpha, beta);
@@ -376,7 +386,8 @@ void bmm_out(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
 namespace {
 template <typename T>
 void dot_loop(const Tensor& out, const Tensor& a, const Tensor& b) {
-  using Acc = std::conditional_t<std::is_same_v<T, BFloat16>, float, typename GemmAcc<T>::type>;
+  using Acc =
+      std::conditional_t<std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>, float, typename GemmAcc<T>::type>;
   const int64_t n = a.numel(), sa = a.stride(0), sb = b.stride(0);
   const T* x = static_cast<const T*>(a.data_ptr());
   const T* y = static_cast<const T*>(b.data_ptr());
@@ -399,6 +410,7 @@ void dot_out(const char* op, const Tensor& out, const Tensor& a, const Tensor& b
     case DType::Float32: return dot_loop<float>(out, a, b);
     case DType::Float64: return dot_loop<double>(out, a, b);
     case DType::BFloat16: return dot_loop<BFloat16>(out, a, b);
+    case DType::Float16: return dot_loop<Half>(out, a, b);
     case DType::UInt8: return dot_loop<uint8_t>(out, a, b);
     case DType::Int8: return dot_loop<int8_t>(out, a, b);
     case DType::Int16: return dot_loop<int16_t>(out, a, b);

@@ -7,8 +7,10 @@
 // it (one of the two inner strides is 1) and the problem is not tiny; everything else
 // (integers, tiny or oddly strided products, float64 without OpenBLAS) runs a
 // cache-blocked loop with packed panels and a register-tiled micro-kernel that the
-// compiler vectorises. bfloat16 is computed in float32 and rounded once (PyTorch CPU
-// does the same). Kernels trust their callers: shapes were validated by the op's meta
+// compiler vectorises. bfloat16 products above 16^3 multiply-adds run oneDNN's
+// bfloat16 matmul (float32 accumulation, one rounding); smaller ones and float16 are
+// widened to float32, multiplied there and rounded once (PyTorch 1.13's CPU kernels have
+// no float16 GEMM; tandem's float16 autocast needs one). Kernels trust their callers: shapes were validated by the op's meta
 // function.
 #include <cstdint>
 
@@ -35,7 +37,7 @@ struct GemmMatrix {
 /// C[b] = alpha * A[b] @ B[b] + beta * C[b] for b in [0, batch). When beta is 0, C is
 /// write-only (NaN/inf already in C do not propagate, as in BLAS and PyTorch). K == 0
 /// gives beta * C. C must not overlap A or B. Supported dtypes: float32, float64,
-/// bfloat16, uint8, int8, int16, int32, int64 (integers wrap on overflow); TypeError
+/// bfloat16, float16, uint8, int8, int16, int32, int64 (integers wrap on overflow); TypeError
 /// otherwise, naming `op`.
 void gemm(const char* op, DType dtype, int64_t batch, int64_t M, int64_t N, int64_t K, GemmMatrix A, GemmMatrix B,
           GemmMatrix C, const Scalar& alpha = 1, const Scalar& beta = 0);

@@ -233,8 +233,11 @@ int64_t extent_2d(int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
 }  // namespace
 
 // ---------------------------------------------------------------- matmul
-bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
-                const GemmMatrix& C, float alpha, float beta) {
+namespace {
+// C = alpha * A @ B + beta * C with operands of type `t` (f32 or bf16: oneDNN accumulates
+// bf16 products in f32 and rounds the result once). `kind` tags the cache key.
+bool matmul_typed(dt t, int64_t kind, int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A,
+                  const GemmMatrix& B, const GemmMatrix& C, float alpha, float beta) {
   int64_t ars = A.row_stride, acs = A.col_stride, brs = B.row_stride, bcs = B.col_stride;
   int64_t crs = C.row_stride, ccs = C.col_stride;
   if (!plain_2d(M, K, ars, acs) || !plain_2d(K, N, brs, bcs) || !plain_2d(M, N, crs, ccs)) return false;
@@ -248,11 +251,11 @@ bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix
   if (abs < aext || bbs < bext || cbs < cext) return false;  // overlapping batches: not a plain layout
 
   SerialRegion serial(static_cast<double>(batch) * M * N * K <= kParallelMinWork);
-  const Key key{1, ab, bb, batch, M, N, K, abs, ars, acs, bbs, brs, bcs, cbs, crs, float_bits(alpha), float_bits(beta)};
+  const Key key{kind, ab, bb, batch, M, N, K, abs, ars, acs, bbs, brs, bcs, cbs, crs, float_bits(alpha), float_bits(beta)};
   auto e = lookup(key, [&] {
-    dnnl::memory::desc amd({ab, M, K}, dt::f32, dims{abs, ars, acs});
-    dnnl::memory::desc bmd({bb, K, N}, dt::f32, dims{bbs, brs, bcs});
-    dnnl::memory::desc cmd({batch, M, N}, dt::f32, dims{cbs, crs, ccs});
+    dnnl::memory::desc amd({ab, M, K}, t, dims{abs, ars, acs});
+    dnnl::memory::desc bmd({bb, K, N}, t, dims{bbs, brs, bcs});
+    dnnl::memory::desc cmd({batch, M, N}, t, dims{cbs, crs, ccs});
     dnnl::primitive_attr attr = user_scratchpad_attr();
     if (alpha != 1.0f) attr.set_output_scales(0, {alpha});
     if (beta != 0.0f) {
@@ -277,38 +280,51 @@ bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix
   execute(e->prim, args, *e);
   return true;
 }
+}  // namespace
+
+bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+                const GemmMatrix& C, float alpha, float beta) {
+  return matmul_typed(dt::f32, 1, batch, M, N, K, A, B, C, alpha, beta);
+}
+
+bool matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+                 const GemmMatrix& C, float alpha, float beta) {
+  return matmul_typed(dt::bf16, 7, batch, M, N, K, A, B, C, alpha, beta);
+}
 
 // ---------------------------------------------------------------- convolution
 namespace {
 
-dnnl::memory::desc strided_4d(int64_t a, int64_t b, int64_t c, int64_t d, const Strides4& st) {
-  return dnnl::memory::desc({a, b, c, d}, dt::f32, dims{st.s[0], st.s[1], st.s[2], st.s[3]});
+dnnl::memory::desc strided_4d(int64_t a, int64_t b, int64_t c, int64_t d, const Strides4& st, dt t = dt::f32) {
+  return dnnl::memory::desc({a, b, c, d}, t, dims{st.s[0], st.s[1], st.s[2], st.s[3]});
 }
 
 /// Weight descriptor in oneDNN's (g, oc, ic, kh, kw) order for a tensor whose memory is
 /// tandem's conv ([OC, C/g, KH, KW]) or conv-transpose ([C, OC/g, KH, KW]) weight.
-dnnl::memory::desc weight_md(const Conv2dGeometry& g, const Strides4& w, bool transposed) {
+dnnl::memory::desc weight_md(const Conv2dGeometry& g, const Strides4& w, bool transposed, dt t = dt::f32) {
   const int64_t G = g.groups, ocg = g.OC / G, icg = g.C / G;
   // Per-(oc, ic) strides of the tandem tensor.
   const int64_t s_oc = transposed ? w.s[1] : w.s[0];
   const int64_t s_ic = transposed ? w.s[0] : w.s[1];
   const int64_t s_g = transposed ? w.s[0] * icg : w.s[0] * ocg;
-  if (G == 1) return dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, dt::f32, dims{s_oc, s_ic, w.s[2], w.s[3]});
-  return dnnl::memory::desc({G, ocg, icg, g.KH, g.KW}, dt::f32, dims{s_g, s_oc, s_ic, w.s[2], w.s[3]});
+  if (G == 1) return dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, t, dims{s_oc, s_ic, w.s[2], w.s[3]});
+  return dnnl::memory::desc({G, ocg, icg, g.KH, g.KW}, t, dims{s_g, s_oc, s_ic, w.s[2], w.s[3]});
 }
 
+/// A forward (or transposed) convolution entry on data of type `t` (f32, or bf16: oneDNN
+/// accumulates in f32 and rounds the result once).
 Entry make_conv_entry(const Conv2dGeometry& g, const Strides4& in_st, const Strides4& w_st, bool has_bias,
-                      bool transposed) {
+                      bool transposed, dt t = dt::f32) {
   Entry en;
-  en.user_src = strided_4d(g.N, g.C, g.H, g.W, in_st);
-  en.user_wei = weight_md(g, w_st, transposed);
-  en.user_dst = dnnl::memory::desc({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::nchw);
-  const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
-  const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
+  en.user_src = strided_4d(g.N, g.C, g.H, g.W, in_st, t);
+  en.user_wei = weight_md(g, w_st, transposed, t);
+  en.user_dst = dnnl::memory::desc({g.N, g.OC, g.OH, g.OW}, t, tag::nchw);
+  const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, t, tag::any);
+  const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, t, tag::any);
   dnnl::memory::desc any_wei = g.groups == 1
-      ? dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, dt::f32, tag::any)
-      : dnnl::memory::desc({g.groups, g.OC / g.groups, g.C / g.groups, g.KH, g.KW}, dt::f32, tag::any);
-  const dnnl::memory::desc bias_md = has_bias ? dnnl::memory::desc({g.OC}, dt::f32, tag::a) : dnnl::memory::desc();
+      ? dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, t, tag::any)
+      : dnnl::memory::desc({g.groups, g.OC / g.groups, g.C / g.groups, g.KH, g.KW}, t, tag::any);
+  const dnnl::memory::desc bias_md = has_bias ? dnnl::memory::desc({g.OC}, t, tag::a) : dnnl::memory::desc();
   const dims strides{g.stride_h, g.stride_w}, dil{g.dil_h - 1, g.dil_w - 1};
   const dims pl{g.pad_t, g.pad_l}, pr{g.pad_b, g.pad_r};
   dnnl::primitive_attr attr = user_scratchpad_attr();
@@ -331,7 +347,7 @@ Entry make_conv_entry(const Conv2dGeometry& g, const Strides4& in_st, const Stri
     // threads), so ask for nChw16c first and keep it only if a JIT kernel takes it (on a
     // CPU without AVX-512 a reference kernel would).
     bool done = false;
-    if (g.groups == 1 && g.C % 16 == 0 && g.OC % 16 == 0) {
+    if (t == dt::f32 && g.groups == 1 && g.C % 16 == 0 && g.OC % 16 == 0) {
       try {
         auto pd = forward(dnnl::memory::desc({g.N, g.C, g.H, g.W}, dt::f32, tag::nChw16c),
                           dnnl::memory::desc({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::nChw16c));
@@ -432,10 +448,15 @@ int64_t conv_slice_batch(const Conv2dGeometry& g, int threads) {
 /// Runs entry `e` (made for batch g.N) on batch rows [n0, n0 + g.N) of the caller's
 /// tensors: `input` and `out` point at row 0; `wei` is already in e.wei_md's layout. The
 /// result goes to `out` (contiguous NCHW) or, with `epilogue`, to the epilogue.
-void conv_slice(const Entry& e, const Conv2dGeometry& g, int64_t n0, const float* input, const Strides4& in_st,
-                const float* wei, const float* bias, float* out, const LayoutEpilogue* epilogue) {
+void conv_slice(const Entry& e, const Conv2dGeometry& g, int64_t n0, const void* input, const Strides4& in_st,
+                const void* wei, const void* bias, void* out, const LayoutEpilogue* epilogue) {
   auto& eng = engine();
-  dnnl::memory user_src(e.user_src, eng, const_cast<float*>(input + n0 * in_st.s[0]));
+  const dt t = e.user_dst.data_type();
+  const int64_t elem = t == dt::f32 ? 4 : 2;
+  auto at = [elem](const void* p, int64_t elements) {
+    return const_cast<char*>(static_cast<const char*>(p)) + elements * elem;
+  };
+  dnnl::memory user_src(e.user_src, eng, at(input, n0 * in_st.s[0]));
   dnnl::memory src = user_src, dst;
   auto reorder = [&](const dnnl::reorder& r, dnnl::memory& from, dnnl::memory& to) {
     std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
@@ -448,13 +469,13 @@ void conv_slice(const Entry& e, const Conv2dGeometry& g, int64_t n0, const float
   }
   const size_t dst_bytes = e.reorder_dst ? e.dst_md.get_size() : epilogue ? e.user_dst.get_size() : 0;
   TempBuffer dst_buf(dst_bytes);
-  float* user_out = out ? out + n0 * g.OC * g.OH * g.OW : nullptr;
+  void* user_out = out ? at(out, n0 * g.OC * g.OH * g.OW) : nullptr;
   if (e.reorder_dst) dst = dnnl::memory(e.dst_md, eng, dst_buf.get());
-  else dst = dnnl::memory(e.user_dst, eng, epilogue ? static_cast<float*>(dst_buf.get()) : user_out);
+  else dst = dnnl::memory(e.user_dst, eng, epilogue ? dst_buf.get() : user_out);
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src},
-                                             {DNNL_ARG_WEIGHTS, dnnl::memory(e.wei_md, eng, const_cast<float*>(wei))},
+                                             {DNNL_ARG_WEIGHTS, dnnl::memory(e.wei_md, eng, const_cast<void*>(wei))},
                                              {DNNL_ARG_DST, dst}};
-  if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{g.OC}, dt::f32, tag::a}, eng, const_cast<float*>(bias)));
+  if (bias) args.emplace(DNNL_ARG_BIAS, dnnl::memory({{g.OC}, t, tag::a}, eng, const_cast<void*>(bias)));
   execute(e.prim, args, e);
   if (!epilogue) {
     if (e.reorder_dst) {
@@ -478,13 +499,13 @@ void conv_slice(const Entry& e, const Conv2dGeometry& g, int64_t n0, const float
 
 /// The caller's weights in entry e's layout: `weight` itself, or a reorder of it into
 /// `buf` (resized to fit).
-const float* weights_for(const Entry& e, const float* weight, std::unique_ptr<TempBuffer>& buf) {
+const void* weights_for(const Entry& e, const void* weight, std::unique_ptr<TempBuffer>& buf) {
   if (!e.reorder_wei) return weight;
   buf = std::make_unique<TempBuffer>(e.wei_md.get_size());
-  dnnl::memory from(e.user_wei, engine(), const_cast<float*>(weight)), to(e.wei_md, engine(), buf->get());
+  dnnl::memory from(e.user_wei, engine(), const_cast<void*>(weight)), to(e.wei_md, engine(), buf->get());
   std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
   execute(e.r_wei, a, e);
-  return static_cast<const float*>(buf->get());
+  return buf->get();
 }
 
 /// Runs a (non-transposed or transposed) convolution. With `epilogue`, the result is not
@@ -492,11 +513,14 @@ const float* weights_for(const Entry& e, const float* weight, std::unique_ptr<Te
 /// conv2d_f32_to_layout) and `out` is unused. A forward convolution of a batch runs in
 /// slices (conv_slice_batch); eager conv2d and compiled mode's fused block both come here,
 /// so they run the same primitives and give the same bits.
-void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
-              const float* bias, float* out, bool transposed, const LayoutEpilogue* epilogue = nullptr) {
+void run_conv(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* weight, Strides4 w_st,
+              const void* bias, void* out, bool transposed, const LayoutEpilogue* epilogue = nullptr,
+              dt t = dt::f32) {
+  // Key kinds: 2/3 float32 forward/transposed, 8/9 bfloat16.
+  const int kind = (transposed ? 3 : 2) + (t == dt::bf16 ? 6 : 0);
   auto entry_for = [&](const Conv2dGeometry& gs) {
-    return lookup(conv_key(transposed ? 3 : 2, gs, in_st, w_st, bias != nullptr),
-                  [&] { return make_conv_entry(gs, in_st, w_st, bias != nullptr, transposed); });
+    return lookup(conv_key(kind, gs, in_st, w_st, bias != nullptr),
+                  [&] { return make_conv_entry(gs, in_st, w_st, bias != nullptr, transposed, t); });
   };
   const int threads = in_parallel_region() ? 1 : get_num_threads();
   const int64_t slice = transposed ? g.N : conv_slice_batch(g, threads);
@@ -523,7 +547,7 @@ void run_conv(const Conv2dGeometry& g, const float* input, Strides4 in_st, const
     SerialRegion serial(true);
     const Entry* wei_entry = nullptr;
     std::unique_ptr<TempBuffer> wbuf;
-    const float* wei = nullptr;
+    const void* wei = nullptr;
     for (int64_t k = lo; k < hi; ++k) {
       const Entry& e = k == slices - 1 ? *tail : *full;
       if (!wei_entry || e.wei_md != wei_entry->wei_md) {  // the shorter slice may want another layout
@@ -596,16 +620,16 @@ Entry::Slot slot(int arg, bool output, const dnnl::memory::desc& user, const dnn
 }
 
 /// The forward-training primitive descriptor oneDNN wants as a hint for backward ones.
-dnnl::memory::desc any_weights(const Conv2dGeometry& g) {
-  return g.groups == 1 ? dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, dt::f32, tag::any)
-                       : dnnl::memory::desc({g.groups, g.OC / g.groups, g.C / g.groups, g.KH, g.KW}, dt::f32, tag::any);
+dnnl::memory::desc any_weights(const Conv2dGeometry& g, dt t) {
+  return g.groups == 1 ? dnnl::memory::desc({g.OC, g.C, g.KH, g.KW}, t, tag::any)
+                       : dnnl::memory::desc({g.groups, g.OC / g.groups, g.C / g.groups, g.KH, g.KW}, t, tag::any);
 }
 
-dnnl::convolution_forward::primitive_desc conv_hint(const Conv2dGeometry& g, bool has_bias) {
-  const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
-  const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
-  const dnnl::memory::desc any_wei = any_weights(g);
-  const dnnl::memory::desc bias_md = has_bias ? dnnl::memory::desc({g.OC}, dt::f32, tag::a) : dnnl::memory::desc();
+dnnl::convolution_forward::primitive_desc conv_hint(const Conv2dGeometry& g, bool has_bias, dt t) {
+  const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, t, tag::any);
+  const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, t, tag::any);
+  const dnnl::memory::desc any_wei = any_weights(g, t);
+  const dnnl::memory::desc bias_md = has_bias ? dnnl::memory::desc({g.OC}, t, tag::a) : dnnl::memory::desc();
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct, any_src,
                                     any_wei, bias_md, any_dst, dims{g.stride_h, g.stride_w},
                                     dims{g.dil_h - 1, g.dil_w - 1}, dims{g.pad_t, g.pad_l}, dims{g.pad_b, g.pad_r});
@@ -616,12 +640,14 @@ dnnl::convolution_forward::primitive_desc conv_hint(const Conv2dGeometry& g, boo
 }  // namespace
 
 namespace {
-std::shared_ptr<const Entry> backward_data_entry(const Conv2dGeometry& g, Strides4 go_st, Strides4 w_st) {
-  return lookup(conv_key(5, g, go_st, w_st, 0), [&] {
-    const auto hint = conv_hint(g, false);
-    const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
-    const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
-    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_src, any_weights(g),
+// Backward primitives on data of type t (f32, or bf16 with f32 accumulation). Key kinds:
+// 5/6 float32 data/weights, 10/11 bfloat16.
+std::shared_ptr<const Entry> backward_data_entry(dt t, const Conv2dGeometry& g, Strides4 go_st, Strides4 w_st) {
+  return lookup(conv_key(t == dt::f32 ? 5 : 10, g, go_st, w_st, 0), [&] {
+    const auto hint = conv_hint(g, false, t);
+    const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, t, tag::any);
+    const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, t, tag::any);
+    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_src, any_weights(g, t),
                                             any_dst, dims{g.stride_h, g.stride_w}, dims{g.dil_h - 1, g.dil_w - 1},
                                             dims{g.pad_t, g.pad_l}, dims{g.pad_b, g.pad_r});
     const dnnl::primitive_attr attr = user_scratchpad_attr();
@@ -629,23 +655,23 @@ std::shared_ptr<const Entry> backward_data_entry(const Conv2dGeometry& g, Stride
     Entry en;
     en.prim = dnnl::convolution_backward_data(pd);
     en.scratch_bytes = pd.scratchpad_desc().get_size();
-    en.slots.push_back(slot(DNNL_ARG_DIFF_DST, false, strided_4d(g.N, g.OC, g.OH, g.OW, go_st), pd.diff_dst_desc()));
-    en.slots.push_back(slot(DNNL_ARG_WEIGHTS, false, weight_md(g, w_st, false), pd.weights_desc()));
-    en.slots.push_back(slot(DNNL_ARG_DIFF_SRC, true, dnnl::memory::desc({g.N, g.C, g.H, g.W}, dt::f32, tag::nchw),
+    en.slots.push_back(slot(DNNL_ARG_DIFF_DST, false, strided_4d(g.N, g.OC, g.OH, g.OW, go_st, t), pd.diff_dst_desc()));
+    en.slots.push_back(slot(DNNL_ARG_WEIGHTS, false, weight_md(g, w_st, false, t), pd.weights_desc()));
+    en.slots.push_back(slot(DNNL_ARG_DIFF_SRC, true, dnnl::memory::desc({g.N, g.C, g.H, g.W}, t, tag::nchw),
                             pd.diff_src_desc()));
     finish_slots(en, attr);
     return en;
   });
 }
 
-std::shared_ptr<const Entry> backward_weights_entry(const Conv2dGeometry& g, Strides4 in_st, Strides4 go_st,
+std::shared_ptr<const Entry> backward_weights_entry(dt t, const Conv2dGeometry& g, Strides4 in_st, Strides4 go_st,
                                                     bool has_bias) {
-  return lookup(conv_key(6, g, in_st, go_st, has_bias), [&] {
-    const auto hint = conv_hint(g, has_bias);
-    const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, dt::f32, tag::any);
-    const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, dt::f32, tag::any);
-    const dnnl::memory::desc bias_md = has_bias ? dnnl::memory::desc({g.OC}, dt::f32, tag::a) : dnnl::memory::desc();
-    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_src, any_weights(g),
+  return lookup(conv_key(t == dt::f32 ? 6 : 11, g, in_st, go_st, has_bias), [&] {
+    const auto hint = conv_hint(g, has_bias, t);
+    const dnnl::memory::desc any_src({g.N, g.C, g.H, g.W}, t, tag::any);
+    const dnnl::memory::desc any_dst({g.N, g.OC, g.OH, g.OW}, t, tag::any);
+    const dnnl::memory::desc bias_md = has_bias ? dnnl::memory::desc({g.OC}, t, tag::a) : dnnl::memory::desc();
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_src, any_weights(g, t),
                                                bias_md, any_dst, dims{g.stride_h, g.stride_w},
                                                dims{g.dil_h - 1, g.dil_w - 1}, dims{g.pad_t, g.pad_l},
                                                dims{g.pad_b, g.pad_r});
@@ -654,43 +680,63 @@ std::shared_ptr<const Entry> backward_weights_entry(const Conv2dGeometry& g, Str
     Entry en;
     en.prim = dnnl::convolution_backward_weights(pd);
     en.scratch_bytes = pd.scratchpad_desc().get_size();
-    en.slots.push_back(slot(DNNL_ARG_SRC, false, strided_4d(g.N, g.C, g.H, g.W, in_st), pd.src_desc()));
-    en.slots.push_back(slot(DNNL_ARG_DIFF_DST, false, strided_4d(g.N, g.OC, g.OH, g.OW, go_st), pd.diff_dst_desc()));
+    en.slots.push_back(slot(DNNL_ARG_SRC, false, strided_4d(g.N, g.C, g.H, g.W, in_st, t), pd.src_desc()));
+    en.slots.push_back(slot(DNNL_ARG_DIFF_DST, false, strided_4d(g.N, g.OC, g.OH, g.OW, go_st, t), pd.diff_dst_desc()));
     Strides4 wc;  // contiguous [OC, C/groups, KH, KW]
     wc.s[3] = 1;
     wc.s[2] = g.KW;
     wc.s[1] = g.KH * g.KW;
     wc.s[0] = (g.C / g.groups) * g.KH * g.KW;
-    en.slots.push_back(slot(DNNL_ARG_DIFF_WEIGHTS, true, weight_md(g, wc, false), pd.diff_weights_desc()));
+    en.slots.push_back(slot(DNNL_ARG_DIFF_WEIGHTS, true, weight_md(g, wc, false, t), pd.diff_weights_desc()));
     if (has_bias) en.slots.push_back(slot(DNNL_ARG_DIFF_BIAS, true, bias_md, pd.diff_bias_desc()));
     finish_slots(en, attr);
     return en;
   });
 }
+
+void backward_data_typed(dt t, const Conv2dGeometry& g, const void* grad_out, Strides4 go_st, const void* weight,
+                         Strides4 w_st, void* grad_input) {
+  SerialRegion serial(conv_work(g) <= kParallelMinWork);
+  auto e = backward_data_entry(t, g, go_st, w_st);
+  run_slots(*e, {const_cast<void*>(grad_out), const_cast<void*>(weight), grad_input});
+}
+
+void backward_weights_typed(dt t, const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* grad_out,
+                            Strides4 go_st, void* grad_weight, void* grad_bias) {
+  SerialRegion serial(conv_work(g) <= kParallelMinWork);
+  auto e = backward_weights_entry(t, g, in_st, go_st, grad_bias != nullptr);
+  std::vector<void*> ptrs{const_cast<void*>(input), const_cast<void*>(grad_out), grad_weight};
+  if (grad_bias) ptrs.push_back(grad_bias);
+  run_slots(*e, ptrs);
+}
 }  // namespace
 
 void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* weight,
                               Strides4 w_st, float* grad_input) {
-  SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto e = backward_data_entry(g, go_st, w_st);
-  run_slots(*e, {const_cast<float*>(grad_out), const_cast<float*>(weight), grad_input});
+  backward_data_typed(dt::f32, g, grad_out, go_st, weight, w_st, grad_input);
 }
 
 void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* grad_out,
                                  Strides4 go_st, float* grad_weight, float* grad_bias) {
-  SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto e = backward_weights_entry(g, in_st, go_st, grad_bias != nullptr);
-  std::vector<void*> ptrs{const_cast<float*>(input), const_cast<float*>(grad_out), grad_weight};
-  if (grad_bias) ptrs.push_back(grad_bias);
-  run_slots(*e, ptrs);
+  backward_weights_typed(dt::f32, g, input, in_st, grad_out, go_st, grad_weight, grad_bias);
+}
+
+void conv2d_backward_data_bf16(const Conv2dGeometry& g, const void* grad_out, Strides4 go_st, const void* weight,
+                               Strides4 w_st, void* grad_input) {
+  backward_data_typed(dt::bf16, g, grad_out, go_st, weight, w_st, grad_input);
+}
+
+void conv2d_backward_weights_bf16(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* grad_out,
+                                  Strides4 go_st, void* grad_weight, void* grad_bias) {
+  backward_weights_typed(dt::bf16, g, input, in_st, grad_out, go_st, grad_weight, grad_bias);
 }
 
 void conv2d_backward_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* input,
                          Strides4 in_st, const float* weight, Strides4 w_st, float* grad_input, float* grad_weight,
                          float* grad_bias) {
   SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto ed = backward_data_entry(g, go_st, w_st);
-  auto ew = backward_weights_entry(g, in_st, go_st, grad_bias != nullptr);
+  auto ed = backward_data_entry(dt::f32, g, go_st, w_st);
+  auto ew = backward_weights_entry(dt::f32, g, in_st, go_st, grad_bias != nullptr);
   std::vector<void*> wptrs{const_cast<float*>(input), const_cast<float*>(grad_out), grad_weight};
   if (grad_bias) wptrs.push_back(grad_bias);
   const std::vector<void*> dptrs{const_cast<float*>(grad_out), const_cast<float*>(weight), grad_input};
@@ -724,6 +770,11 @@ void conv2d_f32_to_layout(const Conv2dGeometry& g, const float* input, Strides4 
 void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,
                           Strides4 w_st, const float* bias, float* out) {
   run_conv(g, input, in_st, weight, w_st, bias, out, true);
+}
+
+void conv2d_bf16(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* weight, Strides4 w_st,
+                 const void* bias, void* out, bool transposed) {
+  run_conv(g, input, in_st, weight, w_st, bias, out, transposed, nullptr, dt::bf16);
 }
 
 // ---------------------------------------------------------------- pooling

@@ -26,6 +26,12 @@ namespace tandem::kernels::onednn {
 bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
                 const GemmMatrix& C, float alpha, float beta);
 
+/// The same product on bfloat16 operands and result (strides in elements): oneDNN's
+/// bfloat16 matmul (AVX512-BF16/AMX where the CPU has them) accumulates in float32 and
+/// rounds each result element once. Returns false as matmul_f32 does.
+bool matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
+                 const GemmMatrix& C, float alpha, float beta);
+
 /// Strides (in elements) of a 4-D tensor, for layouts other than contiguous NCHW.
 struct Strides4 {
   int64_t s[4] = {0, 0, 0, 0};
@@ -60,6 +66,14 @@ void conv2d_f32_to_layout(const Conv2dGeometry& g, const float* input, Strides4 
 void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight,
                           Strides4 w_st, const float* bias, float* out);
 
+/// conv2d_f32 (transposed=false) or conv_transpose2d_f32 (true) on bfloat16 input, weight,
+/// bias (may be null) and result (contiguous NCHW): oneDNN's bfloat16 primitives
+/// (AVX512-BF16/AMX where the CPU has them) accumulate in float32 and round each result
+/// element once. The batch is sliced as conv2d_f32 slices it. RuntimeError when oneDNN
+/// declines the geometry.
+void conv2d_bf16(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* weight, Strides4 w_st,
+                 const void* bias, void* out, bool transposed);
+
 /// Gradient of conv2d_f32 with respect to its input (oneDNN's backward-data primitive):
 /// grad_input (contiguous [N, C, H, W]) from grad_out [N, OC, OH, OW] and the weight, both
 /// with any non-negative strides. Raises RuntimeError when oneDNN declines the geometry.
@@ -78,6 +92,14 @@ void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, St
 void conv2d_backward_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* input,
                          Strides4 in_st, const float* weight, Strides4 w_st, float* grad_input, float* grad_weight,
                          float* grad_bias);
+
+/// conv2d_backward_data_f32 and conv2d_backward_weights_f32 on bfloat16 tensors (the
+/// gradients are bfloat16 too): oneDNN's bfloat16 backward primitives accumulate in float32
+/// and round each result element once. RuntimeError when oneDNN declines the geometry.
+void conv2d_backward_data_bf16(const Conv2dGeometry& g, const void* grad_out, Strides4 go_st, const void* weight,
+                               Strides4 w_st, void* grad_input);
+void conv2d_backward_weights_bf16(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* grad_out,
+                                  Strides4 go_st, void* grad_weight, void* grad_bias);
 
 /// Max or average pooling over a contiguous NCHW float32 input into a contiguous output,
 /// with per-side padding (bottom/right extended for ceil_mode). For average pooling,

@@ -48,7 +48,7 @@ bool onednn_pool_padding(const Pool2dGeometry& g, onednn::PoolPadding& p) {
 }
 
 template <typename T>
-using acc_t = std::conditional_t<std::is_same_v<T, BFloat16>, float, T>;
+using acc_t = std::conditional_t<std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>, float, T>;
 
 template <typename T>
 bool is_nan(T v) {
@@ -354,6 +354,7 @@ void max_pool2d_backward(const Pool2dGeometry& g, const Tensor& grad_input, cons
     case DType::Float32: return max_pool_backward_loop<float>(g, grad_input, go, x);
     case DType::Float64: return max_pool_backward_loop<double>(g, grad_input, go, x);
     case DType::BFloat16: return max_pool_backward_loop<BFloat16>(g, grad_input, go, x);
+    case DType::Float16: return max_pool_backward_loop<Half>(g, grad_input, go, x);
     default: bad_dtype("max_pool2d_backward", grad_input.dtype());
   }
 }
@@ -368,6 +369,7 @@ void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor
       case DType::Float32: return max_pool_values<float>(g, out, x);
       case DType::Float64: return max_pool_values<double>(g, out, x);
       case DType::BFloat16: return max_pool_values<BFloat16>(g, out, x);
+      case DType::Float16: return max_pool_values<Half>(g, out, x);
       default: bad_dtype("max_pool2d", out.dtype());
     }
   }
@@ -375,6 +377,7 @@ void max_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor
     case DType::Float32: return max_pool_loop<float>(g, out, indices, x);
     case DType::Float64: return max_pool_loop<double>(g, out, indices, x);
     case DType::BFloat16: return max_pool_loop<BFloat16>(g, out, indices, x);
+    case DType::Float16: return max_pool_loop<Half>(g, out, indices, x);
     default: bad_dtype("max_pool2d", out.dtype());
   }
 }
@@ -629,6 +632,7 @@ void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor
     case DType::Float32: return avg_pool_loop<float>(g, out, x, count_include_pad, divisor_override);
     case DType::Float64: return avg_pool_loop<double>(g, out, x, count_include_pad, divisor_override);
     case DType::BFloat16: return avg_pool_loop<BFloat16>(g, out, x, count_include_pad, divisor_override);
+    case DType::Float16: return avg_pool_loop<Half>(g, out, x, count_include_pad, divisor_override);
     case DType::Int64: return avg_pool_loop<int64_t>(g, out, x, count_include_pad, divisor_override);
     default: bad_dtype("avg_pool2d", out.dtype());
   }
@@ -641,6 +645,7 @@ void adaptive_avg_pool2d_forward(const Tensor& out, const Tensor& input) {
     case DType::Float32: return adaptive_loop<float>(out, Tensor(), x, false);
     case DType::Float64: return adaptive_loop<double>(out, Tensor(), x, false);
     case DType::BFloat16: return adaptive_loop<BFloat16>(out, Tensor(), x, false);
+    case DType::Float16: return adaptive_loop<Half>(out, Tensor(), x, false);
     default: bad_dtype("adaptive_avg_pool2d", out.dtype());
   }
 }
@@ -652,6 +657,7 @@ void adaptive_max_pool2d_forward(const Tensor& out, const Tensor& indices, const
     case DType::Float32: return adaptive_loop<float>(out, indices, x, true);
     case DType::Float64: return adaptive_loop<double>(out, indices, x, true);
     case DType::BFloat16: return adaptive_loop<BFloat16>(out, indices, x, true);
+    case DType::Float16: return adaptive_loop<Half>(out, indices, x, true);
     default: bad_dtype("adaptive_max_pool2d", out.dtype());
   }
 }
