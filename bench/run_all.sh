@@ -13,6 +13,8 @@
 #          bench_peer_torch_compile; bench/cnn_workload.h)
 #   ops:   matrix products and convolution (bench_ops, bench_peer_torch_ops;
 #          bench/ops_workloads.h)
+#   python: per-op overhead of the Python modules (bench/bench_python.py: tandem's package
+#          from $BUILD_DIR/python against Debian's python3-torch)
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
 #   TRAIN_FLAGS="--rounds 3 --seconds 1" bench/run_all.sh   flags for the training programs
 #   COMPILE_FLAGS="--benchmark_filter=b128" bench/run_all.sh   extra flags (compile part)
@@ -21,7 +23,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | autograd | train | compile | ops) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile or ops)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train | compile | ops | python) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile, ops or python)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
@@ -172,5 +174,23 @@ if [[ $what == all || $what == ops ]]; then
   done
   "$py" bench/report.py md --ops --out bench/RESULTS.md --command "$command" --commands "$out/ops_commands.txt" \
     tandem="$out/ops_tandem.tsv" torch_best="$out/ops_torch_best.tsv" torch_default="$out/ops_torch_default.tsv"
+fi
+# ---------------------------------------------------------------- Python per-op overhead
+if [[ $what == all || $what == python ]]; then
+  [[ -f $build/python/tandem/__init__.py ]] || { echo "run_all.sh: no $build/python/tandem; build it with ./run bench" >&2; exit 1; }
+  : > "$out/python_commands.txt"
+  for label in torch_default torch_best tandem; do
+    env=()
+    [[ $label == torch_best ]] && env=("${best[@]}")
+    lib=torch
+    [[ $label == tandem ]] && lib=tandem env=(PYTHONPATH="$build/python")
+    cmd=("${clean_env[@]}" "${env[@]}" "$py" bench/bench_python.py "$lib")
+    echo "== python $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/python_commands.txt"
+    "${cmd[@]}" > "$out/python_$label.tsv"
+  done
+  "$py" bench/report.py python --out bench/RESULTS.md --command "$command" --commands "$out/python_commands.txt" \
+    --load "$(cut -d' ' -f1 /proc/loadavg)" \
+    tandem="$out/python_tandem.tsv" torch_best="$out/python_torch_best.tsv" torch_default="$out/python_torch_default.tsv"
 fi
 echo "wrote bench/RESULTS.md"

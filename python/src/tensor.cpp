@@ -505,6 +505,11 @@ TypeError otherwise). ValueError for negative or unaligned strides.)doc");
   });
   m.def("manual_seed", [](uint64_t seed) { manual_seed(seed); }, py::arg("seed"),
         "Seeds the default random generator (torch.manual_seed).");
+  m.def("set_num_threads", [](int n) { set_num_threads(n); }, py::arg("n"),
+        "Sets the threads of intra-op parallel loops and oneDNN (torch.set_num_threads). "
+        "ValueError unless 1 <= n <= 4096.");
+  m.def("get_num_threads", [] { return get_num_threads(); },
+        "The threads intra-op parallel loops use (torch.get_num_threads).");
   return t;
 }
 

@@ -14,6 +14,7 @@ Errors are tandem.Error subclasses that also derive from the matching built-in
 """
 from . import _C
 from ._C import Tensor, dtype, from_numpy, from_dlpack, get_op, all_ops, manual_seed, get_default_dtype, set_default_dtype, Error
+from ._C import set_num_threads, get_num_threads
 from ._creation import (tensor, as_tensor, zeros, ones, full, empty, arange, rand, randn, zeros_like, ones_like,
                         full_like, empty_like, rand_like, randn_like)
 from . import _tensor  # noqa: F401  (adds Python-level Tensor methods)

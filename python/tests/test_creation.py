@@ -145,3 +145,15 @@ def test_pickle_and_deepcopy():
     y = copy.deepcopy(x)
     assert y.requires_grad and y.is_leaf and y.data_ptr() != x.data_ptr()
     assert type(x).__module__ == "tandem" and repr(type(x)) == "<class 'tandem.Tensor'>"
+
+
+def test_num_threads_round_trip_and_bad_values():
+    before = tandem.get_num_threads()
+    try:
+        tandem.set_num_threads(1)
+        assert tandem.get_num_threads() == 1
+        with pytest.raises(ValueError):
+            tandem.set_num_threads(0)
+    finally:
+        tandem.set_num_threads(before)
+    assert tandem.get_num_threads() == before
