@@ -129,6 +129,12 @@ def header_lines():
             "best. All programs use 2 threads.", ""]
 
 
+def read_commands(path):
+    """The program command lines run_all.sh wrote, one per line."""
+    with open(path) as f:
+        return f.read().strip().splitlines()
+
+
 def run_lines(date, command, load_line, commands):
     out = [f"- Date: {date}",
            f"- Machine: {machine()}",
@@ -151,8 +157,7 @@ def core_section(args):
             pass
     tandem, best, default = (runs.get(k, {}) for k in ("tandem", "torch_best", "torch_default"))
     names = list(dict.fromkeys([*tandem, *best, *default]))  # first-seen order
-    with open(args.commands) as f:
-        commands = f.read().strip().splitlines()
+    commands = read_commands(args.commands)
     if getattr(args, "ops", False):
         out = ["## Latest run: matrix products and convolution", "",
                "Issue 14's workloads (bench/ops_workloads.h: bench_ops and bench_peer_torch_ops;",
@@ -211,8 +216,7 @@ def train_section(args):
                                                                          "torch_best", "torch_default"))
     cases = [n.split("/", 1)[1] for n in dict.fromkeys([*tandem, *compiled, *whole, *best, *default])
              if n.startswith("train/")]
-    with open(args.commands) as f:
-        commands = f.read().strip().splitlines()
+    commands = read_commands(args.commands)
     out = ["## Latest run: training step", "",
            "One full training step of the reference models of issue 5 (src/tandem/nn/models.h;",
            "the peer builds the same layers with torch's default initialisation) on random data of",
@@ -383,8 +387,7 @@ def compile_section(args):
             if k.startswith("cnn/") and "checksum" in v.get("counters", {})}
     ref = next(iter(sums.values()), None)
     agree = ref is not None and all(abs(v - ref) <= 1e-4 * max(1.0, abs(ref)) for v in sums.values())
-    with open(args.commands) as f:
-        commands = f.read().strip().splitlines()
+    commands = read_commands(args.commands)
     loads = ", ".join(f"{label} {ctx['load_avg'][0]:.2f}" for label, ctx in (("tandem", tctx), ("torch", pctx))
                       if ctx.get("load_avg"))
     out = ["## Latest run: compiled mode (CNN inference)", "",
@@ -509,8 +512,7 @@ def autograd_section(args):
         except (OSError, KeyError, IndexError, ValueError):
             pass
     tandem, best, default = (runs.get(k, {}) for k in ("tandem", "torch_best", "torch_default"))
-    with open(args.commands) as f:
-        commands = f.read().strip().splitlines()
+    commands = read_commands(args.commands)
     out = ["## Latest run: autograd overhead", "",
            "Issue 4's benchmarks of recording the autograd tape (bench/autograd_workloads.h, in",
            "bench_core and bench_peer_torch; `./run bench autograd` reruns this section alone).",
@@ -592,8 +594,7 @@ PYTHON_TITLES = {
 def python_section(args):
     runs = read_runs(args.runs)
     tandem, best, default = (runs.get(k, {}) for k in ("tandem", "torch_best", "torch_default"))
-    with open(args.commands) as f:
-        commands = f.read().strip().splitlines()
+    commands = read_commands(args.commands)
     out = ["## Latest run: Python per-op overhead", "",
            "Issue 15's benchmark (bench/bench_python.py; `./run bench python` reruns this section alone):",
            "tandem's Python package (Release build) against Debian's PyTorch 1.13 Python package, 2 threads,",
@@ -631,38 +632,33 @@ def compile_cmd(args):
     write_section(args.out, "compile", compile_section(args))
 
 
+def section_parser(sub, name):
+    """A subcommand that rewrites one section: --out RESULTS.md, --command (what the user ran),
+    --commands (the file of program command lines)."""
+    p = sub.add_parser(name)
+    p.add_argument("--out", required=True)
+    p.add_argument("--command", required=True)
+    p.add_argument("--commands", required=True, help="file with one program command line per line")
+    return p
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     t = sub.add_parser("tsv")
     t.add_argument("json")
-    m = sub.add_parser("md")
-    m.add_argument("--out", required=True)
-    m.add_argument("--command", required=True)
-    m.add_argument("--commands", required=True, help="file with one program command line per line")
+    m = section_parser(sub, "md")
     m.add_argument("--ops", action="store_true", help="the ops section (bench_ops) instead of core")
     m.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
-    ag = sub.add_parser("autograd")
-    ag.add_argument("--out", required=True)
-    ag.add_argument("--command", required=True)
-    ag.add_argument("--commands", required=True, help="file with one program command line per line")
+    ag = section_parser(sub, "autograd")
     ag.add_argument("runs", nargs="+", help="LABEL=RUN.json")
-    tr = sub.add_parser("train")
-    tr.add_argument("--out", required=True)
-    tr.add_argument("--command", required=True)
-    tr.add_argument("--commands", required=True, help="file with one program command line per line")
+    tr = section_parser(sub, "train")
     tr.add_argument("--load", default="?", help="1-minute load average before the run")
     tr.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
-    py = sub.add_parser("python")
-    py.add_argument("--out", required=True)
-    py.add_argument("--command", required=True)
-    py.add_argument("--commands", required=True, help="file with one program command line per line")
+    py = section_parser(sub, "python")
     py.add_argument("--load", default="?", help="1-minute load average after the run")
     py.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
-    c = sub.add_parser("compile")
-    c.add_argument("--out", required=True)
-    c.add_argument("--command", required=True)
-    c.add_argument("--commands", required=True, help="file with one program command line per line")
+    c = section_parser(sub, "compile")
     c.add_argument("tandem", help="bench_compile JSON")
     c.add_argument("torch", help="bench_peer_torch_compile JSON")
     args = ap.parse_args()

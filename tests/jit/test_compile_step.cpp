@@ -155,25 +155,36 @@ TEST(CompileStep, GradientsZeroedInPlaceStayTheSameTensors) {
   EXPECT_EQ(cf->compiled_calls(), 4);
 }
 
+// Trains e eagerly and c through its compiled step for 3 epochs of 3 steps under StepLR
+// (the rate halves each epoch), expecting the same losses and state bitwise; returns the
+// compiled step's {programs, compiled calls}. `unfused`: SGD's per-parameter path (it reads
+// lr as a number).
+std::pair<int, int64_t> train_under_step_lr(Opt kind, bool unfused = false) {
+  Trainer e = make_trainer(kind), c = make_trainer(kind);
+  if (unfused)
+    for (Trainer* t : {&e, &c}) t->opt->param_groups()[0].options.set("fused", 0.0);
+  optim::StepLR se(*e.opt, 1, 0.5), sc(*c.opt, 1, 0.5);
+  auto cf = compile_step(c);
+  manual_seed(34);
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    for (int s = 0; s < 3; ++s) {
+      Tensor x = randn({4, 12}), y = randint(0, 5, {4});
+      EXPECT_TRUE(bitwise_equal(e.step(x, y).detach(), (*cf)({x, y})[0])) << "epoch " << epoch << " step " << s;
+      expect_same_state(e, c, "epoch " + std::to_string(epoch));
+    }
+    se.step();
+    sc.step();
+  }
+  return {cf->num_programs(), cf->compiled_calls()};
+}
+
 // A learning-rate scheduler changes lr (a C++ number) every epoch: the program reads it
 // from a tensor refreshed before each replay, so there is no recompile and no stale rate.
 TEST(CompileStep, LearningRateSchedulerCausesNoRecompile) {
   for (Opt kind : {Opt::SgdMomentum, Opt::Adam}) {
-    Trainer e = make_trainer(kind), c = make_trainer(kind);
-    optim::StepLR se(*e.opt, 1, 0.5), sc(*c.opt, 1, 0.5);
-    auto cf = compile_step(c);
-    manual_seed(34);
-    for (int epoch = 0; epoch < 3; ++epoch) {
-      for (int s = 0; s < 3; ++s) {
-        Tensor x = randn({4, 12}), y = randint(0, 5, {4});
-        EXPECT_TRUE(bitwise_equal(e.step(x, y).detach(), (*cf)({x, y})[0])) << "epoch " << epoch << " step " << s;
-        expect_same_state(e, c, "epoch " + std::to_string(epoch));
-      }
-      se.step();
-      sc.step();
-    }
-    EXPECT_EQ(cf->num_programs(), 1) << static_cast<int>(kind);
-    EXPECT_EQ(cf->compiled_calls(), 7) << static_cast<int>(kind);
+    const auto [programs, compiled_calls] = train_under_step_lr(kind);
+    EXPECT_EQ(programs, 1) << static_cast<int>(kind);
+    EXPECT_EQ(compiled_calls, 7) << static_cast<int>(kind);
   }
 }
 
@@ -182,23 +193,9 @@ TEST(CompileStep, LearningRateSchedulerCausesNoRecompile) {
 // guard, and a scheduler's change recompiles instead of replaying the old rate.
 TEST(CompileStep, ABakedLearningRateIsGuardedNotReplayedStale) {
   for (Opt kind : {Opt::RMSprop, Opt::Sgd}) {
-    Trainer e = make_trainer(kind), c = make_trainer(kind);
-    if (kind == Opt::Sgd)
-      for (Trainer* t : {&e, &c}) t->opt->param_groups()[0].options.set("fused", 0.0);
-    optim::StepLR se(*e.opt, 1, 0.5), sc(*c.opt, 1, 0.5);
-    auto cf = compile_step(c);
-    manual_seed(35);
-    for (int epoch = 0; epoch < 3; ++epoch) {
-      for (int s = 0; s < 3; ++s) {
-        Tensor x = randn({4, 12}), y = randint(0, 5, {4});
-        EXPECT_TRUE(bitwise_equal(e.step(x, y).detach(), (*cf)({x, y})[0])) << "epoch " << epoch << " step " << s;
-        expect_same_state(e, c, "epoch " + std::to_string(epoch));
-      }
-      se.step();
-      sc.step();
-    }
-    EXPECT_GE(cf->compiled_calls(), 3) << static_cast<int>(kind);  // it compiles at all
-    EXPECT_GE(cf->num_programs(), 3) << static_cast<int>(kind);     // one per rate
+    const auto [programs, compiled_calls] = train_under_step_lr(kind, /*unfused=*/kind == Opt::Sgd);
+    EXPECT_GE(compiled_calls, 3) << static_cast<int>(kind);  // it compiles at all
+    EXPECT_GE(programs, 3) << static_cast<int>(kind);        // one per rate
   }
 }
 
