@@ -13,6 +13,8 @@
 #          bench_peer_torch_compile; bench/cnn_workload.h)
 #   ops:   matrix products and convolution (bench_ops, bench_peer_torch_ops;
 #          bench/ops_workloads.h)
+#   budget: the cnn and a wide mlp step compiled under falling memory budgets (bench_budget;
+#          tables and bench/budget_curve_{cnn,mlp}.svg)
 #   python: per-op overhead of the Python modules (bench/bench_python.py: tandem's package
 #          from $BUILD_DIR/python against Debian's python3-torch)
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
@@ -23,7 +25,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | autograd | train | compile | ops | python) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile, ops or python)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train | compile | ops | python | budget) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile, ops, python or budget)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
@@ -31,6 +33,7 @@ bins=()
 [[ $what == all || $what == train ]] && bins+=(bench_train bench_peer_torch_train)
 [[ $what == all || $what == compile ]] && bins+=(bench_compile bench_peer_torch_compile)
 [[ $what == all || $what == ops ]] && bins+=(bench_ops bench_peer_torch_ops)
+[[ $what == all || $what == budget ]] && bins+=(bench_budget)
 for bin in "${bins[@]}"; do
   [[ -x $build/bench/$bin ]] || { echo "run_all.sh: no $build/bench/$bin; build it with ./run bench" >&2; exit 1; }
 done
@@ -192,5 +195,19 @@ if [[ $what == all || $what == python ]]; then
   "$py" bench/report.py python --out bench/RESULTS.md --command "$command" --commands "$out/python_commands.txt" \
     --load "$(cut -d' ' -f1 /proc/loadavg)" \
     tandem="$out/python_tandem.tsv" torch_best="$out/python_torch_best.tsv" torch_default="$out/python_torch_default.tsv"
+fi
+# ---------------------------------------------------------------- memory budget (tandem only)
+if [[ $what == all || $what == budget ]]; then
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  read -r -a bextra <<< "${BUDGET_FLAGS:-}"
+  : > "$out/budget_commands.txt"
+  for model in cnn mlp; do
+    cmd=("${clean_env[@]}" "$build/bench/bench_budget" --model $model "${bextra[@]}")
+    echo "== budget $model: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/budget_commands.txt"
+    "${cmd[@]}" > "$out/budget_$model.tsv"
+  done
+  "$py" bench/report.py budget --out bench/RESULTS.md --command "$command" --commands "$out/budget_commands.txt" \
+    --load "$load" --svg bench/budget_curve.svg cnn="$out/budget_cnn.tsv" mlp="$out/budget_mlp.tsv"
 fi
 echo "wrote bench/RESULTS.md"

@@ -243,6 +243,29 @@ double parse_double(const std::string& flag, const std::string& v, bool positive
   return d;
 }
 
+/// A size in bytes: a number with an optional unit, binary (KiB, MiB, GiB; K, M, G) or
+/// decimal (kB, MB, GB), e.g. "64MiB", "1.5G", "1000000". ValueError quoting the value.
+int64_t parse_bytes(const std::string& flag, const std::string& v) {
+  size_t pos = 0;
+  double d = std::nan("");
+  try {
+    d = std::stod(v, &pos);
+  } catch (const std::exception&) {
+  }
+  const std::string unit = std::isfinite(d) ? v.substr(pos) : "";
+  static const std::pair<const char*, double> kUnits[] = {
+      {"", 1},          {"B", 1},          {"K", 1024.0},   {"KiB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0},
+      {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"kB", 1e3}, {"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}};
+  double scale = -1;
+  for (const auto& [name, f] : kUnits)
+    if (unit == name) scale = f;
+  const double bytes = d * scale;
+  if (!std::isfinite(d) || scale < 0 || !(bytes >= 1) || bytes > 9e18)
+    throw ValueError("[tandem train] " + flag + " got " + io::excerpt(v) +
+                     ", expected a positive size in bytes with an optional unit (64MiB, 1.5GiB, 500MB, 1048576)");
+  return static_cast<int64_t>(bytes);
+}
+
 int64_t parse_int(const std::string& flag, const std::string& v, int64_t lo,
                   int64_t hi = std::numeric_limits<int64_t>::max()) {
   const std::string expected = "expected an integer " + (hi == std::numeric_limits<int64_t>::max()
@@ -360,6 +383,12 @@ Trains a small network on Fashion-MNIST (or MNIST) and evaluates it after every 
                        float32) | fp16: float16 autocast with dynamic loss scaling
                        (optim::GradScaler: a step whose gradients overflow is skipped);
                        evaluation runs under the same autocast
+  --memory-budget SIZE compiled mode: the most memory the training step may use at its
+                       peak beyond parameters, optimizer state and the batch (64MiB,
+                       1.5GiB, 500MB, bytes); values alive across the peak are
+                       recomputed or offloaded to a spill file ($TANDEM_SPILL_DIR, else
+                       $TMPDIR, else /var/tmp) until it fits; the numbers do not change.
+                       A budget below the smallest reachable peak is refused, naming it
   --on-nonfinite WHAT  stop (default): a nan/inf loss stops the run (exit status 1),
                        keeping the last good checkpoint | warn: say so once per epoch and
                        train on (the curves mark non-finite points)
@@ -408,6 +437,7 @@ void apply_flag(TrainConfig& c, const std::string& flag, const std::string& valu
     if (c.lr_pct_start >= 1) throw ValueError("[tandem train] --lr-pct-start got \"" + value + "\", expected a number in (0, 1)");
   } else if (flag == "--on-nonfinite") c.on_nonfinite = choice(flag, value, {"stop", "warn"});
   else if (flag == "--precision") c.precision = choice(flag, value, {"fp32", "bf16", "fp16"});
+  else if (flag == "--memory-budget") c.memory_budget = parse_bytes(flag, value);
   else throw ValueError("[tandem train] unknown flag \"" + flag + "\" (see tandem train --help)");
 }
 
@@ -433,7 +463,7 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
                                     "--seed",        "--threads",      "--checkpoint",  "--out",        "--train-limit",
                                     "--test-limit",  "--progress",     "--lr-schedule", "--lr-step-size", "--lr-gamma",
                                     "--lr-t-max",    "--lr-min",       "--lr-max",      "--lr-pct-start", "--on-nonfinite",
-                                    "--precision"};
+                                    "--precision",   "--memory-budget"};
     bool known = false;
     for (const char* k : kValued) known = known || flag == k;
     if (!known) throw ValueError("[tandem train] unknown flag \"" + args[i] + "\" (see tandem train --help)");
@@ -446,6 +476,9 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
   }
   if (!c.given.count("lr")) c.lr = c.optimizer == "sgd" ? 0.05 : 1e-3;
   if (!c.weight_decay_set && c.optimizer == "adamw") c.weight_decay = 0.01;
+  if (c.memory_budget > 0 && c.mode != "compiled")
+    throw ValueError("[tandem train] --memory-budget applies to --mode compiled (the budget is planned into the "
+                     "compiled step), got --mode " + c.mode);
   if (c.dataset == "mnist" && c.data_dir.empty())
     throw ValueError("[tandem train] --dataset mnist needs --data DIR (no Debian package ships MNIST)");
   if (c.given.count("out") && c.out.empty()) throw ValueError("[tandem train] --out got an empty path");
@@ -732,7 +765,10 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       }
       return logits.to(DType::Float32);
     };
-    compiled_step = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{eager_step(in[0], in[1])}; });
+    jit::CompileOptions step_options;
+    step_options.memory_budget = c.memory_budget;
+    compiled_step = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{eager_step(in[0], in[1])}; },
+                            step_options);
     step_fn = [&](const Tensor& x, const Tensor& y) { return (*compiled_step)({x, y})[0]; };
   }
 

@@ -49,6 +49,9 @@ struct TrainConfig {
   /// fp32 | bf16 (autocast bfloat16) | fp16 (autocast float16 + optim::GradScaler);
   /// parameters and optimizer state stay float32 in every mode
   std::string precision = "fp32";
+  /// > 0: CompileOptions::memory_budget of the compiled step (bytes; --mode compiled only;
+  /// not a checkpoint setting: it does not change the numbers)
+  int64_t memory_budget = 0;
   std::set<std::string> given;            ///< flags given on the command line, without "--"; with
                                           ///< --resume, the other settings come from the checkpoint
 };

@@ -126,6 +126,9 @@ void bind_dtypes_and_errors(py::module_& m) {
   static PyObject* e_notimpl =
       make("NotImplementedError", py::make_tuple(base, builtins.attr("NotImplementedError"))).release().ptr();
   static PyObject* e_runtime = make("RuntimeError", py::make_tuple(base, builtins.attr("RuntimeError"))).release().ptr();
+  // torch.OutOfMemoryError is a RuntimeError too (and Python's MemoryError is not raised
+  // for a budget the caller chose).
+  static PyObject* e_oom = make("OutOfMemoryError", py::make_tuple(py::handle(e_runtime))).release().ptr();
   static PyObject* e_base = base.release().ptr();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -140,6 +143,8 @@ void bind_dtypes_and_errors(py::module_& m) {
       PyErr_SetString(e_index, e.what());
     } catch (const tandem::NotImplementedError& e) {
       PyErr_SetString(e_notimpl, e.what());
+    } catch (const tandem::OutOfMemoryError& e) {
+      PyErr_SetString(e_oom, e.what());
     } catch (const tandem::RuntimeError& e) {
       PyErr_SetString(e_runtime, e.what());
     } catch (const tandem::Error& e) {

@@ -132,15 +132,16 @@ planned memory. str() gives the report.)doc")
     py::gil_scoped_release nogil;
     return jit::explain(f, inputs);
   }, py::arg("fn"));
-  m.def("_compile", [](py::function fn, bool strict) {
+  m.def("_compile", [](py::function fn, bool strict, int64_t memory_budget) {
     auto single = std::make_shared<int>(-1);
     // The Python function is released with the GIL held, whichever thread drops the last
     // reference to the compiled function.
     auto holder = shared_py(fn);
     jit::CompileOptions opts;
     opts.strict = strict;
+    opts.memory_budget = memory_budget;
     return PyCompiled{jit::compile(PyTensorFn{holder, single}, opts), single};
-  }, py::arg("fn"), py::arg("strict") = false);
+  }, py::arg("fn"), py::arg("strict") = false, py::arg("memory_budget") = 0);
 }
 
 }  // namespace tandem::python

@@ -38,6 +38,7 @@ short, int, long = int16, int32, int64
 # The error classes (also shadow built-ins here; each subclasses the built-in of its name).
 TypeError, ValueError, ShapeError, IndexError = _C.TypeError, _C.ValueError, _C.ShapeError, _C.IndexError
 NotImplementedError, RuntimeError = _C.NotImplementedError, _C.RuntimeError
+OutOfMemoryError = _C.OutOfMemoryError
 
 
 def _dtype_from_name(name):

@@ -4,7 +4,7 @@ import functools
 from . import _C
 
 
-def compile(fn=None, *, strict=False):
+def compile(fn=None, *, strict=False, memory_budget=None):
     """Compiles `fn`, a Python function of tensors returning a Tensor or a tuple/list of
     Tensors, or an nn.Module, with tandem's compiler (torch.compile's role): the first
     call with a given signature (shapes, dtypes, requires_grad of the inputs) runs fn once
@@ -27,13 +27,23 @@ def compile(fn=None, *, strict=False):
     and the optimizer state in place, with the same numbers as eager, step after step.
     The first call (an optimizer creating its state) and the capture run eagerly;
     learning-rate changes (group["lr"], schedulers) are read at each call.
+
+    memory_budget (int, bytes; None: no limit) caps a program's peak memory beyond its
+    inputs (parameters, optimizer state, the batch): values alive across the peak are
+    recomputed or offloaded to a spill file until the plan fits, with the same numbers.
+    It applies to programs that run whole (a whole training step, inference); a call that
+    needs gradients of a compiled module's outputs raises NotImplementedError, and a
+    budget below the smallest reachable peak raises tandem.OutOfMemoryError naming it.
     """
+    budget = 0 if memory_budget is None else int(memory_budget)
+    if memory_budget is not None and budget <= 0:
+        raise _C.ValueError(f"[compile] memory_budget got {memory_budget!r}, expected a positive number of bytes")
     if fn is None:
-        return lambda f: compile(f, strict=strict)
+        return lambda f: compile(f, strict=strict, memory_budget=memory_budget)
     from .nn import Module
     if isinstance(fn, Module):
-        return _compile_module(fn, strict)
-    compiled = _C._compile(fn, strict)
+        return _compile_module(fn, strict, budget)
+    compiled = _C._compile(fn, strict, budget)
 
     @functools.wraps(fn)
     def wrapper(*args):
@@ -70,7 +80,7 @@ def _module_runner(module):
     return run
 
 
-def _compile_module(module, strict):
+def _compile_module(module, strict, budget=0):
     named = list(module.named_parameters())
     run = _module_runner(module)
     by_mode = {}
@@ -79,7 +89,7 @@ def _compile_module(module, strict):
         mode = module.training
         compiled = by_mode.get(mode)
         if compiled is None:
-            compiled = by_mode[mode] = _C._compile(run, strict)
+            compiled = by_mode[mode] = _C._compile(run, strict, budget)
         return compiled(*inputs, *[p for _, p in named])
     wrapper.compiled_by_mode = by_mode
     wrapper.module = module

@@ -165,3 +165,34 @@ def test_explain():
     lin = nn.Linear(3, 2)
     ex = tandem.explain(lin, tandem.ones(4, 3))
     assert ex.compiled and "addmm" in ex.captured_ops
+
+
+def test_a_step_under_a_memory_budget_keeps_eagers_numbers():
+    # A mid-sized MLP step; the budget is a fraction of what the unconstrained program
+    # plans, so values must be recomputed or offloaded.
+    def make_mlp():
+        tandem.manual_seed(3)
+        model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(), nn.Linear(512, 10))
+        return model, tandem.optim.Adam(model.parameters(), lr=1e-3)
+    m1, o1 = make_mlp()
+    m2, o2 = make_mlp()
+    eager = step_fn(m1, o1)
+    compiled = tandem.compile(step_fn(m2, o2), memory_budget=3 << 20)
+    tandem.manual_seed(0)
+    for _ in range(5):
+        x, y = tandem.randn(256, 256), tandem.randint(0, 10, (256,))
+        assert eager(x, y).item() == compiled(x, y).item()
+    assert compiled.compiled.compiled_calls == 3
+    assert_same_state(m1, o1, m2, o2)
+
+
+def test_a_memory_budget_below_the_minimum_or_not_positive_is_refused():
+    with pytest.raises(tandem.ValueError, match="memory_budget"):
+        tandem.compile(lambda x: x * 2, memory_budget=0)
+    m, o = make("mlp", "sgd")
+    compiled = tandem.compile(step_fn(m, o), memory_budget=64)
+    x, y = batches("mlp", 1)[0]
+    compiled(x, y)  # the first step creates the optimizer's state, eagerly
+    with pytest.raises(tandem.OutOfMemoryError, match="expected at least"):
+        compiled(x, y)
+    assert issubclass(tandem.OutOfMemoryError, tandem.RuntimeError)

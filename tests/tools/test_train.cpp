@@ -779,3 +779,40 @@ TEST(Train, MixedPrecisionTrainsLikeFloat32) {
     EXPECT_NE(std::string(e.what()).find("--precision bf16"), std::string::npos) << e.what();
   }
 }
+
+TEST(TrainArgs, MemoryBudgetFlag) {
+  EXPECT_EQ(tools::parse_train_args({}).memory_budget, 0);
+  EXPECT_EQ(tools::parse_train_args({"--mode", "compiled", "--memory-budget", "64MiB"}).memory_budget, int64_t{64} << 20);
+  EXPECT_EQ(tools::parse_train_args({"--mode", "compiled", "--memory-budget=1.5G"}).memory_budget, int64_t{3} << 29);
+  EXPECT_EQ(tools::parse_train_args({"--mode", "compiled", "--memory-budget", "500MB"}).memory_budget, 500000000);
+  EXPECT_EQ(tools::parse_train_args({"--mode", "compiled", "--memory-budget", "4096"}).memory_budget, 4096);
+  for (const char* bad : {"64XB", "-1MiB", "0", "MiB", "1e30GiB", ""}) {
+    try {
+      tools::parse_train_args({"--mode", "compiled", "--memory-budget", bad});
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("--memory-budget"), std::string::npos) << e.what();
+    }
+  }
+  // Eager mode has no program to plan: refused rather than ignored.
+  EXPECT_THROW(tools::parse_train_args({"--memory-budget", "64MiB"}), ValueError);
+}
+
+// Compiled training under a memory budget trains bit for bit as eager, and the log reports
+// the plan.
+TEST(Train, CompiledModeUnderAMemoryBudgetTrainsLikeEagerBitwise) {
+  REQUIRE_DATA();
+  std::ostringstream log;
+  TrainConfig c = small_config(tmpdir("budget-eager"), 1);
+  auto re = tools::run_training(c, log);
+  c.mode = "compiled";
+  c.memory_budget = int64_t{3} << 20;
+  c.out = tmpdir("budget-compiled");
+  c.checkpoint = c.out + "/checkpoint.safetensors";
+  std::ostringstream clog;
+  auto rc = tools::run_training(c, clog);
+  ASSERT_EQ(rc.history.size(), 1u);
+  EXPECT_EQ(re.history[0].train_loss, rc.history[0].train_loss);
+  EXPECT_EQ(re.history[0].test_accuracy, rc.history[0].test_accuracy);
+  EXPECT_NE(clog.str().find("memory budget 3145728 bytes"), std::string::npos) << clog.str();
+}

@@ -1,4 +1,5 @@
 #include "tandem/core/allocator.h"
+#include "tandem/core/memory_watch.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -64,6 +65,7 @@ class CachingCPUAllocator final : public Allocator {
     }
     stats_.bytes_in_use += static_cast<int64_t>(sz);
     if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
+    if (stats_.bytes_in_use > watch_peak_) watch_peak_ = stats_.bytes_in_use;
     return p;
   }
 
@@ -86,6 +88,15 @@ class CachingCPUAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     return stats_;
   }
+  void watch_reset() {
+    std::lock_guard<std::mutex> lock(mu_);
+    watch_peak_ = stats_.bytes_in_use;
+  }
+  int64_t watch_peak() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return watch_peak_;
+  }
+
   void reset_peak_stats() override {
     std::lock_guard<std::mutex> lock(mu_);
     stats_.peak_bytes_in_use = stats_.bytes_in_use;
@@ -191,17 +202,20 @@ class CachingCPUAllocator final : public Allocator {
   std::map<size_t, std::vector<Cached>> free_;  // larger size class -> cached blocks (ordered: reproducible)
   AllocatorStats stats_;
   CachePolicy policy_;
+  int64_t watch_peak_ = 0;  // memory::watch_peak (core/memory_watch.h)
   int64_t tick_ = 0;        // allocate() calls ever (the idle clock; never reset)
   int64_t next_sweep_ = 0;  // tick_ at which to look for idle blocks next
 };
 
-}  // namespace
-
-Allocator& cpu_allocator() {
+CachingCPUAllocator& caching_allocator() {
   // Intentionally leaked: tensors in static storage may be freed after main returns.
   static auto* a = new CachingCPUAllocator();
   return *a;
 }
+
+}  // namespace
+
+Allocator& cpu_allocator() { return caching_allocator(); }
 size_t cpu_allocator_round_size(size_t nbytes) { return nbytes == 0 ? 0 : round_size(nbytes); }
 
 namespace memory {
@@ -210,6 +224,8 @@ void reset_peak_stats() { cpu_allocator().reset_peak_stats(); }
 void empty_cache() { cpu_allocator().empty_cache(); }
 void set_cache_policy(const CachePolicy& policy) { cpu_allocator().set_cache_policy(policy); }
 CachePolicy cache_policy() { return cpu_allocator().cache_policy(); }
+void watch_reset() { caching_allocator().watch_reset(); }
+int64_t watch_peak() { return caching_allocator().watch_peak(); }
 }  // namespace memory
 
 }  // namespace tandem

@@ -26,6 +26,9 @@ class IndexError : public Error { using Error::Error; };
 class NotImplementedError : public Error { using Error::Error; };
 /// State errors: use after free of a graph, failed system call, corrupt file.
 class RuntimeError : public Error { using Error::Error; };
+/// Memory runs out or a memory budget cannot be met (CompileOptions::memory_budget below
+/// the smallest peak a program can reach); as torch.OutOfMemoryError, a RuntimeError.
+class OutOfMemoryError : public RuntimeError { using RuntimeError::RuntimeError; };
 
 namespace detail {
 inline void format_into(std::ostringstream&) {}

@@ -169,6 +169,10 @@ struct OpDef {
   /// fuse_pointwise pass groups chains of such ops into one _fused_pointwise node that
   /// runs these kernels block by block while the block is in cache.
   bool pointwise = false;
+  /// Cheap to run again: the memory-budget planner (runtime/memory_budget.h) may recompute
+  /// a value this op made instead of keeping it alive. Pointwise ops are cheap without the
+  /// flag; it marks other streaming ops (a fused elementwise node). Never set on random ops.
+  bool cheap_to_recompute = false;
   /// Bit i: the kernel writes input i in place (besides an in-place variant's self), e.g.
   /// native_batch_norm's running_mean/running_var in training. Such inputs must not take
   /// part in promotion (InputSpec::promote = false) so the kernel writes the caller's

@@ -148,6 +148,11 @@ std::unique_ptr<runtime::Executor> build_program(Capture& c, const CompileOption
   ir::verify(c.graph);
   auto exec = std::make_unique<runtime::Executor>(std::move(c.graph));
   exec->set_profiling(opts.profile);
+  // A training step allocates each value when made and frees it after its last use, as
+  // eager mode does: one arena for the whole step would hold the forward's activations
+  // until the updates (its peak would exceed eager's by the arena).
+  if (c.user_backward) exec->set_use_arena(false);
+  if (opts.memory_budget != 0) exec->fit_memory_budget(opts.memory_budget);
   return exec;
 }
 
@@ -325,13 +330,13 @@ std::vector<Tensor> CompiledFunction::call(const std::vector<Tensor>& inputs, co
   e.state_guards = c.state_guards;
   std::vector<Tensor> outputs = std::move(c.outputs);
   if (c.has_backward) {
+    TANDEM_CHECK(opts_.memory_budget == 0, NotImplementedError, "compile",
+                 "memory_budget applies to programs that run whole; this call needs gradients and would split into "
+                 "forward and backward programs: compile the whole training step (a function that calls backward() "
+                 "and the optimizer's step()) to train under a budget");
     e.train = build_training_program(c, opts_);
   } else {
     e.exec = build_program(c, opts_);
-    // A training step allocates each value when made and frees it after its last use, as
-    // eager mode does: one arena for the whole step would hold the forward's activations
-    // until the updates (its peak would exceed eager's by the arena).
-    if (c.user_backward) e.exec->set_use_arena(false);
   }
   keep(std::move(e));
   ++eager_calls_;  // the capturing call itself ran eagerly

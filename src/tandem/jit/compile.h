@@ -28,6 +28,15 @@ struct CompileOptions {
   std::vector<std::string> disabled_passes;
   /// Record per-node times in the executor.
   bool profile = false;
+  /// Bytes the program may use at its peak (0: no limit): the values it makes, beyond the
+  /// inputs the caller holds (parameters, optimizer state, the batch). Values alive across
+  /// the peak are recomputed or offloaded to a spill file until the estimate fits
+  /// (runtime/memory_budget.h); the numbers stay those of eager mode. Applies to programs
+  /// that run whole: a compiled training step (the function calls backward() and the
+  /// optimizer) and inference; a call that would split into forward and backward programs
+  /// (a compiled module trained by the caller's backward()) raises NotImplementedError.
+  /// OutOfMemoryError names the smallest peak reachable when the budget is below it.
+  int64_t memory_budget = 0;
 };
 
 /// Everything a compiled program depends on besides tensor values (the guards).

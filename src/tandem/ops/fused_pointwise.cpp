@@ -191,6 +191,8 @@ TANDEM_REGISTER_OP(_fused_pointwise) {
   d.attrs = {{"ops", std::string()}, {"program", std::vector<int64_t>{}}};
   d.meta = fused_meta;
   d.cpu_kernel = fused_kernel;
+  // Its sub-ops are pointwise and none is random (fuse_pointwise takes no random op).
+  d.cheap_to_recompute = true;
   return d;
 }
 

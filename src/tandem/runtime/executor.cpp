@@ -1,5 +1,8 @@
 #include "tandem/runtime/executor.h"
 
+#include "tandem/core/allocator.h"
+#include "tandem/core/memory_watch.h"
+
 #include <algorithm>
 #include <sstream>
 
@@ -18,7 +21,23 @@ int64_t extent(const TensorMeta& m) {
 }
 }  // namespace
 
-Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
+Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) { prepare(); }
+
+void Executor::set_use_arena(bool on) {
+  TANDEM_INTERNAL_ASSERT(budget_plan_.budget == 0, "set_use_arena after fit_memory_budget: the plan assumed the other mode");
+  use_arena_ = on;
+}
+
+void Executor::fit_memory_budget(int64_t budget, const BudgetCosts& costs) {
+  workspace_.assign(graph_.nodes().size(), 0);
+  budget_costs_ = costs;
+  budget_plan_ = runtime::fit_memory_budget(graph_, budget, use_arena_, costs, &workspace_);
+  calibrated_ = false;
+  refit_ = false;
+  prepare();
+}
+
+void Executor::prepare() {
   const auto& values = graph_.values();
   const auto& nodes = graph_.nodes();
   const size_t nv = values.size();
@@ -40,6 +59,30 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
       last_use[static_cast<size_t>(r)] = std::max(last_use[static_cast<size_t>(r)], n.id);
     }
   }
+  // Offloaded storages: each gap cuts the storage's lifetime; the bytes after a gap get a
+  // buffer of their own (with an arena) and the values read after it are rebuilt there.
+  offload_runs_.clear();
+  spill_at_.assign(nodes.size(), {});
+  reload_at_.assign(nodes.size(), {});
+  std::vector<std::vector<size_t>> gaps_of(nv);
+  int64_t file_offset = 0;
+  for (const auto& o : budget_plan_.offloads) {
+    OffloadRun run;
+    run.o = o;
+    run.file_offset = file_offset;
+    file_offset += (o.bytes + 4095) / 4096 * 4096;
+    for (size_t k = static_cast<size_t>(o.before); k < nodes.size(); ++k)
+      for (int i : nodes[k].inputs)
+        if (i >= 0 && graph_.storage_root(i) == o.value && values[static_cast<size_t>(i)].producer <= o.after &&
+            std::find(run.rebuilt.begin(), run.rebuilt.end(), i) == run.rebuilt.end())
+          run.rebuilt.push_back(i);
+    spill_at_[static_cast<size_t>(o.after)].push_back(offload_runs_.size());
+    reload_at_[static_cast<size_t>(o.before)].push_back(offload_runs_.size());
+    gaps_of[static_cast<size_t>(o.value)].push_back(offload_runs_.size());
+    offload_runs_.push_back(std::move(run));
+  }
+  for (auto& g : gaps_of)
+    std::sort(g.begin(), g.end(), [&](size_t a, size_t b) { return offload_runs_[a].o.after < offload_runs_[b].o.after; });
   std::vector<BufferRequest> reqs;
   std::vector<int> req_value;
   for (const auto& v : values) {
@@ -55,6 +98,17 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
     r.first = first_def[static_cast<size_t>(v.id)];
     r.last = std::max(r.first, last_use[static_cast<size_t>(v.id)]);
     buffer_of_[static_cast<size_t>(v.id)] = static_cast<int>(reqs.size());
+    const int last = r.last;
+    for (size_t j : gaps_of[static_cast<size_t>(v.id)]) {
+      OffloadRun& run = offload_runs_[j];
+      r.last = run.o.after;
+      run.spill_buffer = static_cast<int>(reqs.size());
+      reqs.push_back(r);
+      req_value.push_back(v.id);
+      run.reload_buffer = static_cast<int>(reqs.size());
+      r.first = run.o.before;
+    }
+    r.last = last;
     reqs.push_back(r);
     req_value.push_back(v.id);
   }
@@ -86,7 +140,7 @@ Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) {
     for (int o : nodes[k].outputs)
       if (last_read[static_cast<size_t>(o)] < 0) add(o);
   }
-  profile_.resize(nodes.size());
+  profile_.assign(nodes.size(), NodeProfile{});
   for (const auto& n : nodes) {
     profile_[static_cast<size_t>(n.id)].op = n.op->name;
     profile_[static_cast<size_t>(n.id)].node = n.id;
@@ -115,9 +169,22 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
     ~ReleaseArena() { arena = Tensor(); }
   } release{arena_};
   auto run_start = std::chrono::steady_clock::now();
+  if (refit_) {
+    refit_ = false;
+    budget_plan_ = runtime::fit_memory_budget(graph_, budget_plan_.budget, use_arena_, budget_costs_, &workspace_,
+                                              &budget_plan_);
+    prepare();
+  }
+  if (!offload_runs_.empty() && !spill_) spill_ = std::make_unique<SpillFile>(spill_directory());
+  const bool measure = !calibrated_;
+  std::vector<int64_t> measured;
+  if (measure) measured.assign(graph_.nodes().size(), 0);
   SmallVec<Tensor, 4> ins;
   for (const auto& n : graph_.nodes()) {
     auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const size_t pos = static_cast<size_t>(&n - graph_.nodes().data());
+    if (!reload_at_[pos].empty()) reload_before(pos, env);
+    if (measure) memory::watch_reset();
     ins.clear();
     for (int i : n.inputs) ins.push_back(i >= 0 ? env[static_cast<size_t>(i)] : Tensor());
     const OpDef& op = *n.op;
@@ -161,6 +228,7 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
       run_kernel(op, ins.ref(), n.attrs, outs, result_dtype);
       for (size_t k = 0; k < n.outputs.size(); ++k) env[static_cast<size_t>(n.outputs[k])] = std::move(outs[k]);
     }
+    if (measure) measured[pos] = std::max<int64_t>(0, memory::watch_peak() - memory::stats().bytes_in_use);
     if (node_callback_) node_callback_(n, env);
     if (profiling_) {
       auto t1 = std::chrono::steady_clock::now();
@@ -174,11 +242,70 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
     }
     ins.clear();
     if (!node_callback_)  // the checker compares values after later nodes
-      for (int v : release_after_[static_cast<size_t>(&n - graph_.nodes().data())]) env[static_cast<size_t>(v)] = Tensor();
+      for (int v : release_after_[pos]) env[static_cast<size_t>(v)] = Tensor();
+    if (!spill_at_[pos].empty()) spill_after(pos, env);
   }
   std::vector<Tensor> out;
   for (int o : graph_.outputs()) out.push_back(env[static_cast<size_t>(o)]);
+  if (measure) {
+    calibrated_ = true;
+    workspace_ = std::move(measured);
+    // The estimate with the kernels' own allocations (of the plan's graph; with no choice
+    // made that is the unconstrained program's too).
+    const bool no_choice = budget_plan_.offloads.empty() && budget_plan_.recomputed.empty();
+    budget_plan_.planned_peak = estimate_peak(graph_, use_arena_, budget_plan_.offloads, &workspace_);
+    if (no_choice) budget_plan_.unconstrained_peak = budget_plan_.planned_peak;
+    refit_ = budget_plan_.planned_peak > budget_plan_.budget;
+  }
   return out;
+}
+
+void Executor::spill_after(size_t k, std::vector<Tensor>& env) {
+  for (size_t j : spill_at_[k]) {
+    OffloadRun& run = offload_runs_[j];
+    const int root = run.o.value;
+    const Tensor* held = nullptr;
+    for (int x : run.rebuilt)
+      if (env[static_cast<size_t>(x)].defined()) held = &env[static_cast<size_t>(x)];
+    TANDEM_INTERNAL_ASSERT(held, "offloaded value %", root, " is not in memory after node ", k);
+    // Where the storage's bytes start: its arena buffer, or (allocated per value) the start
+    // of its own allocation.
+    int64_t start = 0;
+    if (use_arena_) start = buffer_offset_[static_cast<size_t>(run.spill_buffer)];
+    const char* base = static_cast<const char*>(held->storage()->data()) + start;
+    spill_->write(run.file_offset, base, static_cast<size_t>(run.o.bytes));
+    run.rebuilt_offset.clear();
+    for (int x : run.rebuilt) {
+      const Tensor& t = env[static_cast<size_t>(x)];
+      TANDEM_INTERNAL_ASSERT(t.defined(), "value %", x, " read after an offload gap is not in memory");
+      run.rebuilt_offset.push_back(t.storage_offset() * static_cast<int64_t>(element_size(t.dtype())) - start);
+    }
+    // Every tensor on the storage goes, so (without an arena) its memory is freed now.
+    for (const auto& v : graph_.values())
+      if (v.kind == ir::ValueKind::Node && graph_.storage_root(v.id) == root) env[static_cast<size_t>(v.id)] = Tensor();
+  }
+}
+
+void Executor::reload_before(size_t k, std::vector<Tensor>& env) {
+  const auto& values = graph_.values();
+  for (size_t j : reload_at_[k]) {
+    OffloadRun& run = offload_runs_[j];
+    Tensor holder;
+    int64_t start = 0;
+    if (use_arena_) {
+      holder = arena_;
+      start = buffer_offset_[static_cast<size_t>(run.reload_buffer)];
+    } else {
+      holder = empty_tensor({run.o.bytes}, DType::UInt8);
+    }
+    spill_->read(run.file_offset, static_cast<char*>(holder.storage()->data()) + start, static_cast<size_t>(run.o.bytes));
+    for (size_t i = 0; i < run.rebuilt.size(); ++i) {
+      const ir::Value& v = values[static_cast<size_t>(run.rebuilt[i])];
+      const int64_t off = (start + run.rebuilt_offset[i]) / static_cast<int64_t>(element_size(v.meta.dtype));
+      env[static_cast<size_t>(v.id)] =
+          Tensor(IntrusivePtr<TensorImpl>::make(holder.storage(), v.meta.dtype, v.meta.sizes, v.meta.strides, off));
+    }
+  }
 }
 
 std::string Executor::memory_summary() const {
@@ -192,6 +319,7 @@ std::string Executor::memory_summary() const {
     if (per_call_[static_cast<size_t>(v.id)] && v.kind == ir::ValueKind::Node && v.alias_of < 0)
       per_call += extent(v.meta) * element_size(v.meta.dtype);
   os << "; outputs " << per_call << " bytes per call";
+  if (budget_plan_.budget > 0) os << "; " << budget_plan_.to_text();
   return os.str();
 }
 

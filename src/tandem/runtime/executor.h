@@ -10,8 +10,12 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "tandem/ir/graph.h"
+#include "tandem/runtime/memory_budget.h"
 #include "tandem/runtime/memory_planner.h"
+#include "tandem/runtime/spill_file.h"
 
 namespace tandem::runtime {
 
@@ -44,9 +48,20 @@ class Executor {
   /// last use (through the caching allocator, as eager mode does) instead of living in the
   /// arena for the whole run. The backward program of a training step runs so: its inputs
   /// (the saved values) are freed as it consumes them, and its peak memory is eager's.
-  void set_use_arena(bool on) { use_arena_ = on; }
+  void set_use_arena(bool on);
   /// Whether runs use the arena (plan().arena_bytes) or allocate per value.
   bool uses_arena() const { return use_arena_; }
+  /// Fits the program's estimated peak under `budget` bytes (runtime/memory_budget.h:
+  /// recomputes cheap values and offloads others to a spill file) and plans again; call
+  /// after set_use_arena. The results do not change. OutOfMemoryError when no plan fits
+  /// (naming the smallest peak reachable), ValueError for budget <= 0.
+  void fit_memory_budget(int64_t budget, const BudgetCosts& costs = measure_costs());
+  /// The first run under a budget measures what each node's kernel allocates for itself
+  /// (scratchpads, reordered copies; core/memory_watch.h); when that puts the estimate over
+  /// the budget, the next run first extends the plan with it (and raises OutOfMemoryError
+  /// there if nothing fits). So runs after the first stay under the budget.
+  /// What fit_memory_budget chose (budget 0: none asked).
+  const BudgetPlan& budget_plan() const { return budget_plan_; }
 
   const ir::Graph& graph() const { return graph_; }
   const MemoryPlan& plan() const { return plan_; }
@@ -66,6 +81,12 @@ class Executor {
   std::string chrome_trace() const;
 
  private:
+  // Plans buffers (with the offloads' gaps) and the release lists for graph_.
+  void prepare();
+  // Before node position k: brings offloaded storages back; after it: sends them out.
+  void reload_before(size_t k, std::vector<Tensor>& env);
+  void spill_after(size_t k, std::vector<Tensor>& env);
+
   ir::Graph graph_;
   MemoryPlan plan_;
   // Per value: buffer index in the arena (-1 none), or output buffer flag.
@@ -78,6 +99,24 @@ class Executor {
   bool profiling_ = false;
   std::vector<NodeProfile> profile_;
   NodeCallback node_callback_;
+  BudgetPlan budget_plan_;
+  BudgetCosts budget_costs_;
+  std::vector<int64_t> workspace_;  // per node position: bytes its kernel allocated for itself
+  bool calibrated_ = true;          // workspace_ measured (false: the next run measures it)
+  bool refit_ = false;              // the measured workspace exceeds the budget: refit first
+  // One per BudgetPlan offload: its slot in the spill file, the arena buffer of the
+  // reloaded bytes (-1 without an arena), the values rebuilt on them.
+  struct OffloadRun {
+    Offload o;
+    int64_t file_offset = 0;
+    int spill_buffer = -1;                 // the arena buffer the bytes leave
+    int reload_buffer = -1;
+    std::vector<int> rebuilt;              // values made before the gap and read after it
+    std::vector<int64_t> rebuilt_offset;   // each one's byte offset from the storage's start (set at spill)
+  };
+  std::vector<OffloadRun> offload_runs_;
+  std::vector<std::vector<int>> spill_at_, reload_at_;  // per node position: offload_runs_ indices
+  std::unique_ptr<SpillFile> spill_;
 };
 
 }  // namespace tandem::runtime

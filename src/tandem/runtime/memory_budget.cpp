@@ -1,0 +1,381 @@
+#include "tandem/runtime/memory_budget.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "tandem/core/allocator.h"
+#include "tandem/runtime/memory_planner.h"
+#include "tandem/runtime/spill_file.h"
+
+namespace tandem::runtime {
+
+namespace {
+
+// Bytes a value's (sizes, strides) geometry spans from its first element.
+int64_t span_bytes(const TensorMeta& m) {
+  int64_t e = 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) return 0;
+    e += (m.sizes[d] - 1) * m.strides[d];
+  }
+  return e * element_size(m.dtype);
+}
+
+std::string mib(int64_t bytes) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(2);
+  os << static_cast<double>(bytes) / (1 << 20) << " MiB";
+  return os.str();
+}
+
+// Who uses each storage, by node position. A storage is a root value made by a node; its
+// uses are every read or write of it or of a value aliasing it (views, in-place results).
+struct Liveness {
+  std::vector<int> root;                // per value: storage root
+  std::vector<std::vector<int>> uses;   // per root value: sorted node positions
+  std::vector<bool> per_call;           // per root: a graph output aliases it
+  std::vector<bool> planned;            // per root: made by a node, non-empty
+  std::vector<int64_t> bytes;           // per root: span bytes
+  int num_nodes = 0;
+
+  explicit Liveness(const ir::Graph& g) {
+    const auto& values = g.values();
+    const size_t nv = values.size();
+    root.resize(nv);
+    for (size_t v = 0; v < nv; ++v) root[v] = g.storage_root(static_cast<int>(v));
+    uses.assign(nv, {});
+    per_call.assign(nv, false);
+    planned.assign(nv, false);
+    bytes.assign(nv, 0);
+    for (int o : g.outputs()) per_call[static_cast<size_t>(root[static_cast<size_t>(o)])] = true;
+    num_nodes = static_cast<int>(g.nodes().size());
+    for (int k = 0; k < num_nodes; ++k) {
+      const ir::Node& n = g.nodes()[static_cast<size_t>(k)];
+      auto touch = [&](int v) {
+        auto& u = uses[static_cast<size_t>(root[static_cast<size_t>(v)])];
+        if (u.empty() || u.back() != k) u.push_back(k);
+      };
+      for (int i : n.inputs)
+        if (i >= 0) touch(i);
+      for (int o : n.outputs) touch(o);
+    }
+    for (const auto& v : values)
+      if (v.kind == ir::ValueKind::Node && v.alias_of < 0 && v.producer >= 0 && !uses[static_cast<size_t>(v.id)].empty()) {
+        bytes[static_cast<size_t>(v.id)] = span_bytes(v.meta);
+        planned[static_cast<size_t>(v.id)] = bytes[static_cast<size_t>(v.id)] > 0;
+      }
+  }
+
+  // The intervals of node positions a root occupies memory, with its offload gaps cut out.
+  std::vector<std::pair<int, int>> segments(int r, const std::vector<Offload>& offloads) const {
+    const auto& u = uses[static_cast<size_t>(r)];
+    int first = u.front(), last = per_call[static_cast<size_t>(r)] ? num_nodes - 1 : u.back();
+    std::vector<std::pair<int, int>> gaps;
+    for (const auto& o : offloads)
+      if (o.value == r) gaps.emplace_back(o.after, o.before);
+    std::sort(gaps.begin(), gaps.end());
+    std::vector<std::pair<int, int>> seg;
+    int start = first;
+    for (const auto& [a, b] : gaps) {
+      seg.emplace_back(start, a);
+      start = b;
+    }
+    seg.emplace_back(start, last);
+    return seg;
+  }
+};
+
+// Live bytes per node position (graph inputs not counted), each storage rounded to the
+// allocator's size class as a program without an arena allocates it.
+std::vector<int64_t> live_bytes(const Liveness& L, const std::vector<Offload>& offloads, bool per_call_only,
+                                const std::vector<int64_t>* workspace) {
+  std::vector<int64_t> delta(static_cast<size_t>(L.num_nodes) + 1, 0);
+  for (size_t r = 0; r < L.planned.size(); ++r) {
+    if (!L.planned[r] || (per_call_only && !L.per_call[r])) continue;
+    const int64_t b = static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[r])));
+    for (const auto& [s, e] : L.segments(static_cast<int>(r), offloads)) {
+      delta[static_cast<size_t>(s)] += b;
+      delta[static_cast<size_t>(e) + 1] -= b;
+    }
+  }
+  std::vector<int64_t> live(static_cast<size_t>(L.num_nodes), 0);
+  int64_t cur = 0;
+  for (int k = 0; k < L.num_nodes; ++k) {
+    cur += delta[static_cast<size_t>(k)];
+    const int64_t ws = workspace && static_cast<size_t>(k) < workspace->size() ? (*workspace)[static_cast<size_t>(k)] : 0;
+    live[static_cast<size_t>(k)] = cur + ws;
+  }
+  return live;
+}
+
+int64_t peak_of(const Liveness& L, bool use_arena, const std::vector<Offload>& offloads,
+                const std::vector<int64_t>* workspace) {
+  if (L.num_nodes == 0) return 0;
+  if (!use_arena) {
+    auto live = live_bytes(L, offloads, false, workspace);
+    return *std::max_element(live.begin(), live.end());
+  }
+  std::vector<BufferRequest> reqs;
+  for (size_t r = 0; r < L.planned.size(); ++r) {
+    if (!L.planned[r] || L.per_call[r]) continue;
+    for (const auto& [s, e] : L.segments(static_cast<int>(r), offloads)) reqs.push_back({L.bytes[r], s, e});
+  }
+  auto outs = live_bytes(L, offloads, true, workspace);
+  return plan_memory(reqs).arena_bytes + *std::max_element(outs.begin(), outs.end());
+}
+
+// Whether node position k writes the storage `r` (an in-place result or a mutated input).
+bool writes_storage(const ir::Graph& g, const Liveness& L, int k, int r) {
+  const ir::Node& n = g.nodes()[static_cast<size_t>(k)];
+  for (int w : ir::written_values(n))
+    if (L.root[static_cast<size_t>(w)] == r) return true;
+  return false;
+}
+
+struct Candidate {
+  int root = -1;
+  int after = -1, before = -1;
+  bool recompute = false;
+  double seconds = 0;
+  int64_t bytes = 0;  // rounded bytes freed across the gap
+};
+
+// Values aliasing storage `r` that are read at or after position `b` but made at or before
+// `a` (the executor rebuilds them on reloaded bytes; a recomputed value has only itself).
+std::vector<int> read_across(const ir::Graph& g, const Liveness& L, int r, int a, int b) {
+  std::vector<int> out;
+  for (int k = b; k < L.num_nodes; ++k)
+    for (int i : g.nodes()[static_cast<size_t>(k)].inputs) {
+      if (i < 0 || L.root[static_cast<size_t>(i)] != r) continue;
+      const ir::Value& v = g.value(i);
+      if (v.producer <= a && std::find(out.begin(), out.end(), i) == out.end()) out.push_back(i);
+    }
+  return out;
+}
+
+bool has_absolute_view(const ir::Graph& g, const Liveness& L, int r) {
+  for (const auto& n : g.nodes())
+    if (n.op->view && !n.inputs.empty() && n.inputs[0] >= 0 && L.root[static_cast<size_t>(n.inputs[0])] == r) {
+      // as_strided's offset counts from the storage start, which a reload moves.
+      for (const auto& s : n.op->attrs)
+        if (s.name == "storage_offset") return true;
+    }
+  return false;
+}
+
+// Whether the node making root r can be run again before position b: a cheap, pure op
+// whose inputs are graph inputs or storages alive at b anyway and unchanged since.
+bool can_recompute(const ir::Graph& g, const Liveness& L, const std::vector<Offload>& offloads, int r, int b) {
+  const ir::Value& v = g.value(r);
+  const ir::Node& p = g.nodes()[static_cast<size_t>(v.producer)];
+  const OpDef& op = *p.op;
+  if (!(op.pointwise || op.cheap_to_recompute) || op.random || op.view || op.is_inplace || op.raises_on_data ||
+      p.outputs.size() != 1 || !ir::written_values(p).empty())
+    return false;
+  for (int i : p.inputs) {
+    if (i < 0) continue;
+    const ir::Value& iv = g.value(i);
+    if (iv.kind != ir::ValueKind::Node) continue;  // inputs and constants stay bound
+    const int ri = L.root[static_cast<size_t>(i)];
+    if (ri == r) return false;
+    const auto& u = L.uses[static_cast<size_t>(ri)];
+    if (u.empty() || (u.back() < b && !L.per_call[static_cast<size_t>(ri)])) return false;  // would live longer
+    for (const auto& o : offloads)
+      if (o.value == ri && o.after < b && o.before > v.producer) return false;
+    for (int k = v.producer + 1; k < b; ++k)
+      if (writes_storage(g, L, k, ri)) return false;
+  }
+  return true;
+}
+
+int64_t node_bytes(const ir::Graph& g, int producer) {
+  const ir::Node& p = g.nodes()[static_cast<size_t>(producer)];
+  int64_t b = 0;
+  for (int i : p.inputs)
+    if (i >= 0) b += span_bytes(g.value(i).meta);
+  for (int o : p.outputs) b += span_bytes(g.value(o).meta);
+  return b;
+}
+
+// Inserts a copy of root r's producing node before position b and makes every read at or
+// after b use the copy. Returns the new node's position.
+void insert_recompute(ir::Graph& g, int r, int b) {
+  const ir::Node p = g.nodes()[static_cast<size_t>(g.value(r).producer)];
+  const int id = g.add_node(*p.op, p.inputs, p.attrs, {g.value(r).meta});
+  const int r2 = g.nodes()[static_cast<size_t>(id)].outputs[0];
+  auto& nodes = g.mutable_nodes();
+  ir::Node clone = std::move(nodes.back());
+  nodes.pop_back();
+  nodes.insert(nodes.begin() + b, std::move(clone));
+  for (size_t k = static_cast<size_t>(b) + 1; k < nodes.size(); ++k)
+    for (int& i : nodes[k].inputs)
+      if (i == r) i = r2;
+  g.compact();  // renumbers node ids and producers in the new order
+  // Views and in-place results made from the copy alias it, not the original.
+  for (auto& v : g.mutable_values())
+    if (v.alias_of == r && v.kind == ir::ValueKind::Node && v.producer > b) v.alias_of = r2;
+}
+
+}  // namespace
+
+std::string spill_directory() {
+  for (const char* var : {"TANDEM_SPILL_DIR", "TMPDIR"})
+    if (const char* d = std::getenv(var); d && *d) return d;
+  return "/var/tmp";
+}
+
+const BudgetCosts& measure_costs() {
+  static const BudgetCosts costs = [] {
+    BudgetCosts c;
+    using clk = std::chrono::steady_clock;
+    const size_t n = size_t{16} << 20;
+    std::vector<char> a(n, 1), b(n, 2);
+    std::memcpy(b.data(), a.data(), n);  // fault the pages in first
+    auto t0 = clk::now();
+    std::memcpy(b.data(), a.data(), n);
+    double s = std::chrono::duration<double>(clk::now() - t0).count();
+    if (s > 0) c.compute_bytes_per_s = 2.0 * static_cast<double>(n) / s;
+    try {
+      SpillFile f(spill_directory());
+      const size_t m = size_t{8} << 20;
+      f.write(0, a.data(), m);  // first write allocates the file's pages
+      t0 = clk::now();
+      f.write(0, a.data(), m);
+      double w = std::chrono::duration<double>(clk::now() - t0).count();
+      t0 = clk::now();
+      f.read(0, b.data(), m);
+      double r = std::chrono::duration<double>(clk::now() - t0).count();
+      if (w > 0) c.spill_write_bytes_per_s = static_cast<double>(m) / w;
+      if (r > 0) c.spill_read_bytes_per_s = static_cast<double>(m) / r;
+    } catch (const Error&) {
+      // No spill file here: keep the defaults; an offload raises when it runs.
+    }
+    return c;
+  }();
+  return costs;
+}
+
+int64_t estimate_peak(const ir::Graph& g, bool use_arena, const std::vector<Offload>& offloads,
+                      const std::vector<int64_t>* workspace) {
+  Liveness L(g);
+  return peak_of(L, use_arena, offloads, workspace);
+}
+
+BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const BudgetCosts& costs,
+                             std::vector<int64_t>* workspace, const BudgetPlan* start) {
+  TANDEM_CHECK(budget > 0, ValueError, "memory_budget", "got ", budget, " bytes, expected a positive number of bytes");
+  BudgetPlan plan;
+  if (start) plan = *start;
+  plan.budget = budget;
+  if (!start) plan.unconstrained_peak = estimate_peak(g, use_arena, {}, workspace);
+  int64_t peak = estimate_peak(g, use_arena, plan.offloads, workspace);
+  // Each round frees at least one storage across one gap, so the loop ends; the bound
+  // only guards against a bug.
+  for (int round = 0; peak > budget; ++round) {
+    TANDEM_INTERNAL_ASSERT(round < 1000000, "memory budget planner did not converge");
+    Liveness L(g);
+    auto live = live_bytes(L, plan.offloads, false, workspace);
+    const int s = static_cast<int>(std::max_element(live.begin(), live.end()) - live.begin());
+    Candidate best;
+    double best_score = -1;
+    for (size_t r = 0; r < L.planned.size(); ++r) {
+      if (!L.planned[r] || L.per_call[r]) continue;
+      const auto& u = L.uses[r];
+      auto it = std::lower_bound(u.begin(), u.end(), s);
+      if (it == u.begin() || it == u.end() || *it == s) continue;  // not alive across s, or used at s
+      const int a = *(it - 1), b = *it;
+      bool in_gap = false;
+      for (const auto& o : plan.offloads)
+        if (o.value == static_cast<int>(r) && o.after <= a && o.before >= b) in_gap = true;
+      if (in_gap) continue;
+      Candidate c;
+      c.root = static_cast<int>(r);
+      c.after = a;
+      c.before = b;
+      c.bytes = static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[r])));
+      const auto across = read_across(g, L, c.root, a, b);
+      if (across.size() == 1 && across[0] == c.root && can_recompute(g, L, plan.offloads, c.root, b)) {
+        c.recompute = true;
+        c.seconds = static_cast<double>(node_bytes(g, g.value(c.root).producer)) / costs.compute_bytes_per_s;
+      } else {
+        if (has_absolute_view(g, L, c.root)) continue;
+        c.seconds = static_cast<double>(L.bytes[r]) / costs.spill_write_bytes_per_s +
+                    static_cast<double>(L.bytes[r]) / costs.spill_read_bytes_per_s;
+      }
+      const double score = static_cast<double>(c.bytes) / std::max(c.seconds, 1e-12);
+      if (score > best_score) {
+        best_score = score;
+        best = c;
+      }
+    }
+    if (best.root < 0) {
+      const ir::Node& n = g.nodes()[static_cast<size_t>(s)];
+      // What is in memory there: the largest storages and the kernel's own allocations.
+      std::vector<std::pair<int64_t, int>> there;
+      for (size_t r = 0; r < L.planned.size(); ++r) {
+        if (!L.planned[r]) continue;
+        for (const auto& [a, b] : L.segments(static_cast<int>(r), plan.offloads))
+          if (a <= s && s <= b) there.emplace_back(L.bytes[r], static_cast<int>(r));
+      }
+      std::sort(there.begin(), there.end(), [](const auto& x, const auto& y) { return x.first > y.first || (x.first == y.first && x.second < y.second); });
+      std::string largest;
+      for (size_t i = 0; i < there.size() && i < 4; ++i) {
+        const ir::Value& v = g.value(there[i].second);
+        largest += str_cat(i ? ", " : "", "%", v.id, " (", g.nodes()[static_cast<size_t>(v.producer)].op->name, ", ",
+                           mib(there[i].first), L.per_call[static_cast<size_t>(v.id)] ? ", an output" : "", ")");
+      }
+      const int64_t ws = workspace && static_cast<size_t>(s) < workspace->size() ? (*workspace)[static_cast<size_t>(s)] : 0;
+      throw OutOfMemoryError(str_cat("[memory_budget] got a budget of ", budget, " bytes (", mib(budget),
+                                     "), expected at least ", peak, " bytes (", mib(peak),
+                                     "): the smallest peak this program reaches by recomputing and offloading; ",
+                                     "its live bytes peak at node ", s, " (", n.op->name, "): ", there.size(),
+                                     " value(s) in memory there, the largest ", largest, "; the kernel's own allocations ",
+                                     mib(ws)));
+    }
+    if (best.recompute) {
+      const std::string name = "%" + std::to_string(best.root) + " (" + g.nodes()[static_cast<size_t>(g.value(best.root).producer)].op->name + ")";
+      const int producer = g.value(best.root).producer;
+      insert_recompute(g, best.root, best.before);
+      if (workspace && static_cast<size_t>(producer) < workspace->size()) {
+        const int64_t ws = (*workspace)[static_cast<size_t>(producer)];  // the same kernel on the same shapes
+        workspace->insert(workspace->begin() + best.before, ws);
+      }
+      for (auto& o : plan.offloads) {
+        if (o.after >= best.before) ++o.after;
+        if (o.before >= best.before) ++o.before;
+      }
+      plan.recomputed.push_back(name);
+      plan.recomputed_bytes += best.bytes;
+    } else {
+      plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)]});
+      plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
+    }
+    plan.extra_seconds += best.seconds;
+    peak = estimate_peak(g, use_arena, plan.offloads, workspace);
+  }
+  plan.planned_peak = peak;
+  return plan;
+}
+
+std::string BudgetPlan::to_text() const {
+  std::ostringstream os;
+  os << "memory budget " << budget << " bytes (" << mib(budget) << "): peak " << mib(unconstrained_peak) << " -> "
+     << mib(planned_peak) << "; recomputed " << recomputed.size() << " value(s) (" << mib(recomputed_bytes) << ")";
+  if (!recomputed.empty()) {
+    os << ": ";
+    for (size_t i = 0; i < recomputed.size() && i < 8; ++i) os << (i ? ", " : "") << recomputed[i];
+    if (recomputed.size() > 8) os << ", ...";
+  }
+  os << "; offloaded " << offloads.size() << " value(s) (" << mib(offloaded_bytes) << ") to a spill file in "
+     << spill_directory() << "; estimated extra time " << extra_seconds * 1e3 << " ms per run";
+  return os.str();
+}
+
+}  // namespace tandem::runtime

@@ -1,0 +1,98 @@
+#pragma once
+// Training under a memory budget (CompileOptions::memory_budget): fits a program's peak
+// memory under a number of bytes by choosing, for values that stay alive across the peak,
+// to keep them, to recompute them where they are needed again (a clone of their producing
+// node: the same kernel on the same inputs gives the same bytes), or to offload them (their
+// bytes go to a spill file and come back before their next use). What Paddle's recompute
+// pass and PyTorch's activation checkpointing do by hand, and MindSpore's memory scheduler
+// does with its offload plan, chosen here per value by measured costs.
+//
+// The choice is greedy and verified: at the step where the estimated live bytes peak, the
+// candidate with the most bytes freed per second of extra work is applied, the program's
+// memory is estimated again with the planner's own rules (plan_memory for arena programs,
+// live bytes for programs that allocate per value), and this repeats until the estimate
+// fits. The sequence of choices does not depend on the budget, so a smaller budget takes a
+// longer prefix of the same sequence: the planned peak never rises as the budget falls.
+// The numbers never change: recomputation reruns the same op on the same bytes, and an
+// offloaded value comes back byte for byte.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tandem/ir/graph.h"
+
+namespace tandem::runtime {
+
+/// The storage of value `value` (a storage root made by a node) leaves memory after node
+/// position `after` and comes back before node position `before` (after < before; no node in
+/// between reads or writes it). Its views and in-place results read after the gap are
+/// rebuilt on the reloaded bytes.
+struct Offload {
+  int value = -1;
+  int after = -1;
+  int before = -1;
+  int64_t bytes = 0;  ///< the storage's bytes (what the spill file holds)
+};
+
+/// Speeds the budget planner prices its choices with (bytes per second). measure_costs()
+/// measures them on this machine once per process.
+struct BudgetCosts {
+  /// Streaming bandwidth of an elementwise kernel (read + write), for the time a recomputed
+  /// node takes: (its input and output bytes) / this.
+  double compute_bytes_per_s = 10e9;
+  /// Writing to and reading back from the spill file (the page cache).
+  double spill_write_bytes_per_s = 2e9;
+  double spill_read_bytes_per_s = 4e9;
+};
+
+/// Measures BudgetCosts: a memcpy of 16 MiB and a write + read of 8 MiB through a spill file
+/// in spill_directory(); cached after the first call. Falls back to the defaults when no
+/// spill file can be made (the offload option then raises when used).
+const BudgetCosts& measure_costs();
+
+/// Where spill files go: $TANDEM_SPILL_DIR, else $TMPDIR, else /var/tmp (a disk on Debian;
+/// /tmp may be a tmpfs, which is memory).
+std::string spill_directory();
+
+/// What fit_memory_budget chose.
+struct BudgetPlan {
+  int64_t budget = 0;               ///< bytes asked for
+  /// Estimated peak before any choice (bytes); once the executor has measured the kernels'
+  /// own allocations and no choice was needed, with them.
+  int64_t unconstrained_peak = 0;
+  int64_t planned_peak = 0;         ///< estimated peak of the chosen plan (bytes), kernels' allocations included once measured
+  std::vector<Offload> offloads;    ///< node positions in the rewritten graph
+  /// Each recomputation: "%12 (relu)" names the value and its producing op.
+  std::vector<std::string> recomputed;
+  int64_t recomputed_bytes = 0;     ///< bytes no longer kept across a gap
+  int64_t offloaded_bytes = 0;
+  double extra_seconds = 0;         ///< estimated time the choices add per run
+  /// One paragraph: budget, peaks, what was recomputed and offloaded, the extra time.
+  std::string to_text() const;
+};
+
+/// Estimated peak bytes of `g` run with or without an arena (Executor::set_use_arena) and
+/// the given offloads: without an arena, the maximum over node positions of the bytes live
+/// there (each storage rounded to the caching allocator's size class, graph outputs live
+/// from their node to the end); with one, plan_memory's arena plus the outputs. Graph
+/// inputs (the caller holds them) are not counted. `workspace`, per node position, adds
+/// what each node's kernel allocates for itself while it runs (measured by the executor;
+/// absent: 0). The figure fit_memory_budget compares with the budget.
+int64_t estimate_peak(const ir::Graph& g, bool use_arena, const std::vector<Offload>& offloads,
+                      const std::vector<int64_t>* workspace = nullptr);
+
+/// Rewrites `g` (adds recomputation nodes) and chooses offloads so that estimate_peak() is
+/// at most `budget` bytes (see the file comment). Recomputed: nodes of pointwise ops
+/// (OpDef::pointwise, including fused elementwise nodes) that are not random, write nothing
+/// in place, and whose inputs are alive at the point of reuse anyway and unchanged since;
+/// never GEMM, convolution, reductions or random ops. Offloaded: any other value made in
+/// the program that is not a graph output. Raises OutOfMemoryError naming the budget, the
+/// smallest peak the choices reach and the node where the live bytes peak then, when no
+/// plan fits; ValueError for a budget <= 0.
+/// `workspace` (per node position, may be null) is kept in step with the nodes inserted;
+/// `start` continues an earlier plan of the same graph (the executor refits once its first
+/// run has measured the kernels' workspaces).
+BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const BudgetCosts& costs,
+                             std::vector<int64_t>* workspace = nullptr, const BudgetPlan* start = nullptr);
+
+}  // namespace tandem::runtime

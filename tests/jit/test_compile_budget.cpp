@@ -1,0 +1,172 @@
+// Training under a memory budget (CompileOptions::memory_budget, issue 13): a whole training
+// step compiled at budgets from its unconstrained peak down to the smallest one reachable.
+// At every budget the measured peak of a step stays under the budget and does not rise as
+// the budget falls, and losses and parameters equal eager's bitwise.
+#include <gtest/gtest.h>
+
+#include "support/bitwise.h"
+#include "tandem/tandem.h"
+
+using namespace tandem;
+using tandem_test::bitwise_equal;
+
+namespace {
+
+// "mlp": 784-512-512-512-10 with ReLU at batch 2048, whose step peaks where backward
+// starts, with every activation saved (4 MiB each against 3.5 MiB of weight gradients: the
+// budget has room to work); "cnn": the reference cnn, whose
+// peak is one node's working set (conv1's backward: its 28x28 gradient and oneDNN's
+// reordered copy of it).
+struct Trainer {
+  std::shared_ptr<nn::Sequential> model;
+  std::unique_ptr<optim::Optimizer> opt;
+  explicit Trainer(const std::string& kind) {
+    manual_seed(5);
+    if (kind == "cnn") {
+      model = nn::models::fashion_cnn();
+    } else {
+      model = std::make_shared<nn::Sequential>();
+      int64_t in = 784;
+      for (int k = 0; k < 3; ++k) {
+        model->push_back(std::make_shared<nn::Linear>(in, 512));
+        model->push_back(std::make_shared<nn::ReLU>());
+        in = 512;
+      }
+      model->push_back(std::make_shared<nn::Linear>(in, 10));
+    }
+    opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
+  }
+  Tensor step(const Tensor& x, const Tensor& y) {
+    opt->zero_grad();
+    Tensor loss = cross_entropy((*model)(x), y);
+    loss.backward();
+    opt->step();
+    return loss.detach();
+  }
+};
+
+std::shared_ptr<jit::CompiledFunction> compile_step(Trainer& t, int64_t budget) {
+  jit::CompileOptions o;
+  o.memory_budget = budget;
+  return compile([&t](const std::vector<Tensor>& in) { return std::vector<Tensor>{t.step(in[0], in[1])}; }, o);
+}
+
+// Peak bytes of one step above the level before it.
+template <typename F>
+int64_t step_peak(F&& step) {
+  memory::reset_peak_stats();
+  const int64_t before = memory::stats().bytes_in_use;
+  step();
+  return memory::stats().peak_bytes_in_use - before;
+}
+
+struct Data {
+  std::vector<Tensor> xs, ys, losses;
+  Trainer ref;
+  Data(const std::string& kind, int64_t batch) : ref(kind) {
+    manual_seed(17);
+    for (int s = 0; s < 5; ++s) {
+      xs.push_back(kind == "cnn" ? randn({batch, 1, 28, 28}) : randn({batch, 784}));
+      ys.push_back(randint(0, 10, {batch}));
+    }
+    for (int s = 0; s < 5; ++s) losses.push_back(ref.step(xs[static_cast<size_t>(s)], ys[static_cast<size_t>(s)]));
+  }
+};
+
+// The unconstrained step's peak as the planner counts it once the kernels' own allocations
+// are measured: the program's values, its new .grad tensors included (the measured peak
+// above the level before a step is lower by the old .grad tensors the step frees first).
+int64_t unconstrained_peak(const std::string& kind, Data& d) {
+  Trainer t(kind);
+  auto cf = compile_step(t, int64_t{1} << 40);
+  for (size_t s = 0; s < 4; ++s) (*cf)({d.xs[s], d.ys[s]});
+  EXPECT_EQ(cf->compiled_calls(), 2);
+  const auto& plan = cf->last_executor()->budget_plan();
+  EXPECT_TRUE(plan.recomputed.empty() && plan.offloads.empty()) << plan.to_text();
+  const int64_t measured = step_peak([&] { (*cf)({d.xs[4], d.ys[4]}); });
+  EXPECT_LE(measured, plan.unconstrained_peak) << "the estimate must not be below the measured peak";
+  return plan.unconstrained_peak;
+}
+
+}  // namespace
+
+TEST(CompileBudget, AStepFitsEveryBudgetDownToTheMinimumWithEagersNumbers) {
+  Data d("mlp", 2048);
+  const int64_t full = unconstrained_peak("mlp", d);
+  int64_t last_peak = INT64_MAX;
+  int fitted = 0;
+  for (int pct = 100; pct > 0; pct -= 5) {
+    const int64_t budget = full * pct / 100;
+    SCOPED_TRACE("budget " + std::to_string(pct) + "% = " + std::to_string(budget) + " bytes");
+    Trainer t("mlp");
+    auto cf = compile_step(t, budget);
+    std::vector<Tensor> got;
+    int64_t peak = 0;
+    try {
+      for (size_t s = 0; s < 5; ++s) {
+        auto run = [&] { got.push_back((*cf)({d.xs[s], d.ys[s]})[0]); };
+        if (s == 4) peak = step_peak(run); else run();
+      }
+    } catch (const OutOfMemoryError& e) {
+      // The capture (the second call) plans the budget; one below the minimum raises there,
+      // naming it.
+      EXPECT_NE(std::string(e.what()).find("expected at least"), std::string::npos) << e.what();
+      // Here the minimum is threshold_backward's working set in the last layer's backward
+      // (about 70% of the peak; the weight gradients, 3.5 MiB, stay to the end).
+      EXPECT_GE(fitted, 4) << "the planner should reach well below the unconstrained peak: " << e.what();
+      break;
+    }
+    ++fitted;
+    ASSERT_EQ(got.size(), 5u);
+    for (size_t s = 0; s < 5; ++s) EXPECT_TRUE(bitwise_equal(got[s], d.losses[s])) << "loss of step " << s;
+    auto pa = t.model->parameters(), pb = d.ref.model->parameters();
+    for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(bitwise_equal(pa[i], pb[i])) << "parameter " << i;
+    EXPECT_EQ(cf->compiled_calls(), 3);
+    const auto* ex = cf->last_executor();
+    ASSERT_NE(ex, nullptr);
+    if (pct < 100) {
+      EXPECT_FALSE(ex->budget_plan().offloads.empty() && ex->budget_plan().recomputed.empty()) << ex->memory_summary();
+    }
+    EXPECT_LE(peak, budget) << ex->memory_summary();
+    EXPECT_LE(peak, last_peak) << "the peak rose as the budget fell; " << ex->memory_summary();
+    last_peak = peak;
+  }
+  EXPECT_LT(fitted, 19) << "a budget of 10% fitted: the minimum is not being enforced";
+}
+
+// The cnn's peak is the working set of conv1's backward (nothing else is in memory there
+// but that node's inputs, outputs and the kernel's own allocations): just under it, the
+// error names that node.
+TEST(CompileBudget, TheMinimumIsNamedWithTheNodeWhereMemoryPeaks) {
+  Data d("cnn", 32);
+  const int64_t full = unconstrained_peak("cnn", d);
+  Trainer t("cnn");
+  auto cf = compile_step(t, full / 2);
+  try {
+    // The second call captures and plans (kernels' allocations unknown: 0); the first run
+    // measures them and the next one plans with them.
+    for (size_t s = 0; s < 4; ++s) (*cf)({d.xs[s], d.ys[s]});
+    FAIL() << "half the cnn's peak fitted: " << cf->last_executor()->memory_summary();
+  } catch (const OutOfMemoryError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("expected at least"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("live bytes peak at node"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("the kernel's own allocations"), std::string::npos) << msg;
+  }
+}
+
+// A compiled module trained by the caller's backward() splits into two programs; a budget
+// cannot hold across them, so it is refused by name rather than ignored.
+TEST(CompileBudget, ASplitForwardBackwardProgramRefusesABudget) {
+  manual_seed(1);
+  auto model = nn::models::fashion_mlp();
+  jit::CompileOptions o;
+  o.memory_budget = int64_t{1} << 20;
+  auto f = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{(*model)(in[0])}; }, o);
+  try {
+    (*f)({randn({4, 784})});
+    FAIL() << "a split program took a budget";
+  } catch (const NotImplementedError& e) {
+    EXPECT_NE(std::string(e.what()).find("memory_budget"), std::string::npos) << e.what();
+  }
+}
