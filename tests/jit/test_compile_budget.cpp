@@ -25,14 +25,7 @@ struct Trainer {
     if (kind == "cnn") {
       model = nn::models::fashion_cnn();
     } else {
-      model = std::make_shared<nn::Sequential>();
-      int64_t in = 784;
-      for (int k = 0; k < 3; ++k) {
-        model->push_back(std::make_shared<nn::Linear>(in, 512));
-        model->push_back(std::make_shared<nn::ReLU>());
-        in = 512;
-      }
-      model->push_back(std::make_shared<nn::Linear>(in, 10));
+      model = nn::models::mlp({784, 512, 512, 512, 10});
     }
     opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions(1e-3));
   }

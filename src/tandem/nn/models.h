@@ -12,6 +12,11 @@ namespace tandem::nn::models {
 /// Parameters are drawn from the default generator (seed it with tandem::manual_seed first).
 std::shared_ptr<Sequential> fashion_mlp();
 
+/// A multilayer perceptron: Linear(sizes[0], sizes[1]), ReLU, ..., Linear(sizes[n-2],
+/// sizes[n-1]) (no ReLU after the last). Input: float32 [N, sizes[0]]; output [N, sizes.back()].
+/// Parameters from the default generator. ValueError for fewer than 2 sizes or a size < 1.
+std::shared_ptr<Sequential> mlp(const std::vector<int64_t>& sizes);
+
 /// The small CNN: Conv2d(1, 32, 3, padding 1), ReLU, MaxPool2d(2), Conv2d(32, 64, 3, padding 1),
 /// ReLU, MaxPool2d(2), Flatten, Linear(3136, 128), ReLU, Linear(128, 10).
 /// Input: float32 [N, 1, 28, 28]; output: logits [N, 10].

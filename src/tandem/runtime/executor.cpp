@@ -8,18 +8,6 @@
 
 namespace tandem::runtime {
 
-namespace {
-// Elements a (sizes, strides) geometry spans: 1 + sum((size - 1) * stride), 0 if empty.
-int64_t extent(const TensorMeta& m) {
-  int64_t e = 1;
-  for (size_t d = 0; d < m.sizes.size(); ++d) {
-    if (m.sizes[d] == 0) return 0;
-    e += (m.sizes[d] - 1) * (m.strides.empty() ? 0 : m.strides[d]);
-  }
-  if (m.strides.empty()) return multiply_integers(m.sizes);
-  return e;
-}
-}  // namespace
 
 Executor::Executor(ir::Graph graph) : graph_(std::move(graph)) { prepare(); }
 
@@ -91,7 +79,7 @@ void Executor::prepare() {
         first_def[static_cast<size_t>(v.id)] < 0)
       continue;
     BufferRequest r;
-    r.size = extent(v.meta) * element_size(v.meta.dtype);
+    r.size = span_bytes(v.meta);
     // An empty value needs no memory; it is made per call (free). Planning it would put it
     // in an arena that does not exist when every value is empty (batch 0 crashed).
     if (r.size == 0) continue;
@@ -317,7 +305,7 @@ std::string Executor::memory_summary() const {
   int64_t per_call = 0;
   for (const auto& v : graph_.values())
     if (per_call_[static_cast<size_t>(v.id)] && v.kind == ir::ValueKind::Node && v.alias_of < 0)
-      per_call += extent(v.meta) * element_size(v.meta.dtype);
+      per_call += span_bytes(v.meta);
   os << "; outputs " << per_call << " bytes per call";
   if (budget_plan_.budget > 0) os << "; " << budget_plan_.to_text();
   return os.str();

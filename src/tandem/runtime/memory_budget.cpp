@@ -17,16 +17,6 @@ namespace tandem::runtime {
 
 namespace {
 
-// Bytes a value's (sizes, strides) geometry spans from its first element.
-int64_t span_bytes(const TensorMeta& m) {
-  int64_t e = 1;
-  for (size_t d = 0; d < m.sizes.size(); ++d) {
-    if (m.sizes[d] == 0) return 0;
-    e += (m.sizes[d] - 1) * m.strides[d];
-  }
-  return e * element_size(m.dtype);
-}
-
 std::string mib(int64_t bytes) {
   std::ostringstream os;
   os.setf(std::ios::fixed);
@@ -224,6 +214,16 @@ void insert_recompute(ir::Graph& g, int r, int b) {
 }
 
 }  // namespace
+
+int64_t span_bytes(const TensorMeta& m) {
+  int64_t e = 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) return 0;
+    e += (m.sizes[d] - 1) * (m.strides.empty() ? 0 : m.strides[d]);
+  }
+  if (m.strides.empty()) e = multiply_integers(m.sizes);
+  return e * static_cast<int64_t>(element_size(m.dtype));
+}
 
 std::string spill_directory() {
   for (const char* var : {"TANDEM_SPILL_DIR", "TMPDIR"})

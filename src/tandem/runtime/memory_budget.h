@@ -34,6 +34,10 @@ struct Offload {
   int64_t bytes = 0;  ///< the storage's bytes (what the spill file holds)
 };
 
+/// Bytes a value's (sizes, strides) geometry spans from its first element (0 if empty):
+/// what a buffer holding it needs.
+int64_t span_bytes(const TensorMeta& m);
+
 /// Speeds the budget planner prices its choices with (bytes per second). measure_costs()
 /// measures them on this machine once per process.
 struct BudgetCosts {
