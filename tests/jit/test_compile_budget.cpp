@@ -104,8 +104,8 @@ TEST(CompileBudget, AStepFitsEveryBudgetDownToTheMinimumWithEagersNumbers) {
       // The capture (the second call) plans the budget; one below the minimum raises there,
       // naming it.
       EXPECT_NE(std::string(e.what()).find("expected at least"), std::string::npos) << e.what();
-      // Here the minimum is threshold_backward's working set in the last layer's backward
-      // (about 70% of the peak; the weight gradients, 3.5 MiB, stay to the end).
+      // Here the minimum is about 62% of the peak: a backward node's working set plus the
+      // weight gradients (3.5 MiB), which stay to the end.
       EXPECT_GE(fitted, 4) << "the planner should reach well below the unconstrained peak: " << e.what();
       break;
     }

@@ -157,6 +157,9 @@ TANDEM_REGISTER_OP(threshold_backward) {
   OpDef d;
   d.name = "threshold_backward";
   d.pointwise = true;
+  // threshold_backward_ writes the result over grad_output: compiled mode's inplace_reuse
+  // uses it when the gradient dies here (a ReLU's backward then allocates nothing).
+  d.inplace_variant = true;
   d.inputs = {{"grad_output"}, {"self"}};
   d.attrs = {{"threshold", Scalar(0)}};
   d.promotion = Promotion::Default;
