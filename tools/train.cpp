@@ -639,7 +639,7 @@ std::string summary_line(const TrainResult& r) {
 
 }  // namespace
 
-TrainResult run_training(const TrainConfig& config, std::ostream& out) {
+TrainResult run_training(const TrainConfig& config, std::ostream& given_out) {
   const auto run_start = Clock::now();
   TrainConfig c = config;
   const io::Metadata resume_meta = resolve_config(c);
@@ -654,6 +654,12 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     world = distributed::world_size();
   }
   const bool writer = rank == 0;
+  // Ranks other than 0 print nothing (their errors still reach the caller as exceptions).
+  struct NullBuf : std::streambuf {
+    int overflow(int c) override { return c; }
+  } null_buf;
+  std::ostream null_out(&null_buf);
+  std::ostream& out = writer ? given_out : null_out;
   // Output places before any work: a run must not train an epoch to fail at its first save.
   if (c.out.empty()) {
     if (writer) c.out = new_run_dir("runs");
@@ -1054,14 +1060,9 @@ int train_main_distributed(const TrainConfig& config) {
     return 1;
   }
   const int rank = distributed::rank();
-  struct NullBuf : std::streambuf {
-    int overflow(int c) override { return c; }
-  } null_buf;
-  std::ostream null_out(&null_buf);
-  std::ostream& out = rank == 0 ? std::cout : null_out;
   int rc = 0;
   try {
-    TrainResult r = run_training(config, out);
+    TrainResult r = run_training(config, std::cout);  // rank 0 alone prints (run_training)
     if (!r.stopped.empty()) {
       if (rank == 0) std::cerr << "tandem train: stopped: " << r.stopped << "\n";
       rc = 1;

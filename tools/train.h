@@ -114,7 +114,7 @@ TrainConfig parse_train_args(const std::vector<std::string>& args);
 /// Rank 0 alone creates the output directory, evaluates (and broadcasts the test metrics,
 /// so all ranks keep the same history), writes metrics, curves and checkpoints (the
 /// wrapped model's state, interchangeable with a single-process run's); other ranks
-/// should pass a stream that discards. --resume: every rank loads the checkpoint (the
+/// write nothing to `out`. --resume: every rank loads the checkpoint (the
 /// optimizer state must agree). --mode compiled compiles evaluation only; the training
 /// step runs eagerly (communication is not part of compiled programs yet) and says so.
 TrainResult run_training(const TrainConfig& config, std::ostream& out);
