@@ -115,8 +115,9 @@ TrainConfig parse_train_args(const std::vector<std::string>& args);
 /// so all ranks keep the same history), writes metrics, curves and checkpoints (the
 /// wrapped model's state, interchangeable with a single-process run's); other ranks
 /// write nothing to `out`. --resume: every rank loads the checkpoint (the
-/// optimizer state must agree). --mode compiled compiles evaluation only; the training
-/// step runs eagerly (communication is not part of compiled programs yet) and says so.
+/// optimizer state must agree). --mode compiled runs each step's forward and backward as
+/// compiled programs (tandem::compile of the DDP wrapper) with the all-reduces at the
+/// backward program's end, and the optimizer step eagerly.
 TrainResult run_training(const TrainConfig& config, std::ostream& out);
 
 /// Creates and returns a new numbered run directory under `root` ("runs/1", "runs/2", ...:

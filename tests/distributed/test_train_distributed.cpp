@@ -78,3 +78,24 @@ TEST(TrainDistributed, TracksOneProcessOnlyRankZeroWritesAndResumes) {
   }
   dist::barrier();
 }
+
+TEST(TrainDistributed, CompiledModeCompilesTheWrapperAndTracksEager) {
+  REQUIRE_DATA();
+  const std::string root = dist::all_gather_strings(test::scratch().path())[0];
+  std::ostringstream le, lc;
+  const auto eager = tools::run_training(config(root + "/eager1", 1, 64, true), le);
+  TrainConfig c = config(root + "/compiled1", 1, 64, true);
+  c.mode = "compiled";
+  const auto comp = tools::run_training(c, lc);
+  ASSERT_EQ(comp.history.size(), 1u);
+  EXPECT_NEAR(comp.history[0].train_loss, eager.history[0].train_loss, 1e-5 * eager.history[0].train_loss);
+  EXPECT_NEAR(comp.history[0].test_accuracy, eager.history[0].test_accuracy, 0.003);
+  if (dist::rank() == 0) {
+    const std::string log = lc.str();
+    const size_t at = log.find("compiled mode: training forward/backward");
+    ASSERT_NE(at, std::string::npos) << log;
+    const std::string line = log.substr(at, log.find('\n', at) - at);
+    EXPECT_EQ(line.find(" 0 compiled / "), std::string::npos) << line;  // the step ran compiled
+  }
+  dist::barrier();
+}

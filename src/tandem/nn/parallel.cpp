@@ -28,7 +28,10 @@ std::vector<std::string> describe(const Module& m, const DDPOptions& o) {
   lines.push_back(str_cat("setting bucket_cap_bytes: ", o.bucket_cap_bytes));
   lines.push_back(str_cat("setting broadcast_buffers: ", o.broadcast_buffers));
   lines.push_back(str_cat("setting find_unused_parameters: ", o.find_unused_parameters));
-  lines.push_back(str_cat("settings: ", o.settings));
+  // One line per whitespace-separated word of the caller's settings, so that a
+  // difference names the setting ("setting lr=0.1" vs "setting lr=0.2").
+  std::istringstream words(o.settings);
+  for (std::string w; words >> w;) lines.push_back("setting " + w);
   return lines;
 }
 
@@ -170,6 +173,7 @@ void DistributedDataParallel::begin_round() {
   round_active_ = true;
   round_start_ = std::chrono::steady_clock::now();
   current_ = StepTiming();
+  current_.start = round_start_;
   for (const Bucket& b : buckets_) {
     BucketTiming t;
     t.bytes = b.flat.nbytes();

@@ -76,7 +76,8 @@ struct DDPOptions {
   bool broadcast_buffers = true;
   /// All-reduce which parameters got gradients, and leave those no rank used untouched.
   bool find_unused_parameters = false;
-  /// Extra settings that must agree across ranks (checked at construction with the model).
+  /// Extra settings that must agree across ranks (checked at construction with the model),
+  /// as whitespace-separated words ("lr=0.1 batch=64"): a difference names the word.
   std::string settings = {};
 };
 
@@ -95,6 +96,7 @@ struct BucketTiming {
 
 /// What the last synchronised backward did.
 struct StepTiming {
+  std::chrono::steady_clock::time_point start;  ///< the first gradient arrived (time 0 of the *_s fields)
   std::vector<BucketTiming> buckets;
   int grads_in_backward = 0;  ///< gradients the hooks delivered
   double backward_end_s = 0;  ///< backward's graph was done (the end-of-backward callback ran)
