@@ -51,10 +51,14 @@ bool same_on_all_ranks(const Tensor& t) {
 // The mean over ranks of each rank's `t`.
 Tensor mean_over_ranks(const Tensor& t) { return dist::all_gather(t.contiguous()).mean(0); }
 
-// A rank-dependent batch: x [n, in], targets in [0, classes).
-std::pair<Tensor, Tensor> rank_batch(int step, int64_t n = 16, int64_t in = 20, int64_t classes = 5) {
-  manual_seed(1000 + 17 * static_cast<uint64_t>(dist::rank()) + static_cast<uint64_t>(step));
+// Rank r's batch of step `step`: x [n, in], targets in [0, classes).
+std::pair<Tensor, Tensor> batch_of(int r, int step, int64_t n = 16, int64_t in = 20, int64_t classes = 5) {
+  manual_seed(1000 + 17 * static_cast<uint64_t>(r) + static_cast<uint64_t>(step));
   return {randn({n, in}), randint(0, classes, {n})};
+}
+// This rank's batch.
+std::pair<Tensor, Tensor> rank_batch(int step, int64_t n = 16, int64_t in = 20, int64_t classes = 5) {
+  return batch_of(dist::rank(), step, n, in, classes);
 }
 
 }  // namespace
@@ -86,6 +90,48 @@ TEST(DDP, BroadcastsAtStartAveragesGradientsAndStaysBitwiseIdentical) {
     opt.step();
   }
   EXPECT_TRUE(same_on_all_ranks(flat_params(*net))) << "parameters bitwise identical after 6 steps";
+}
+
+TEST(DDP, TwoRanksAreBitwiseOneProcessAveragingBothBatchesGradients) {
+  // The trajectory oracle: one process computes each rank's gradient on its batch, adds
+  // them in rank order and halves the sum (what MPI's two-rank sum and kAvg do), and takes
+  // the same SGD steps. With two ranks the sum is one addition, so the parameters must be
+  // bitwise equal after every step; with more ranks MPI's summation order may differ.
+  if (dist::world_size() != 2) GTEST_SKIP() << "bitwise only with 2 ranks";
+  manual_seed(21);
+  auto net = mlp();
+  auto ddp = std::make_shared<DistributedDataParallel>(net, DDPOptions{.bucket_cap_bytes = 8 * 1024});
+  manual_seed(21);
+  auto sim = mlp();
+  optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  optim::SGD opt_sim(sim->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+  const auto params = sim->parameters();
+  for (int step = 0; step < 40; ++step) {
+    std::vector<std::vector<Tensor>> g(2);
+    for (int r = 0; r < 2; ++r) {
+      auto [x, y] = batch_of(r, step);
+      sim->zero_grad();
+      cross_entropy((*sim)(x), y).backward();
+      for (const Tensor& p : params) g[static_cast<size_t>(r)].push_back(p.grad().clone());
+    }
+    {
+      NoGradGuard ng;
+      for (size_t k = 0; k < params.size(); ++k) {
+        Tensor sum = g[0][k] + g[1][k];
+        sum.div_(2.0);
+        Tensor grad = params[k].grad();
+        grad.copy_(sum);
+      }
+    }
+    opt_sim.step();
+    auto [x, y] = rank_batch(step);
+    opt.zero_grad();
+    cross_entropy((*ddp)(x), y).backward();
+    opt.step();
+    const Tensor a = flat_params(*net), b = flat_params(*sim);
+    ASSERT_EQ(std::memcmp(a.data_ptr(), b.data_ptr(), static_cast<size_t>(a.nbytes())), 0)
+        << "step " << step << ": max diff " << (a - b).abs().max().item<double>();
+  }
 }
 
 TEST(DDP, RanksWithBatch64TrackOneProcessWithBatch64TimesR) {
