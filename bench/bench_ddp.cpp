@@ -6,12 +6,15 @@
 //   bench_ddp --model mlp --batch 128 --threads 2                        one process, no DDP
 //   mpirun -np 2 bench_ddp --ddp --model mlp --batch 64 --threads 1      2 ranks (add
 //                                                    --allow-run-as-root as root)
+//   mpirun -np 2 bench_ddp --model mlp --batch 64 --threads 1            2 independent
+//                              processes, no communication (the baseline of the sync cost)
 //   flags: --steps N (timed, default 40) --warmup N (default 5) --bucket-kb K (default 25 MiB)
 //          --json FILE (rank 0 writes the results there; default stdout)
 //
 // Data: synthetic Fashion-MNIST-shaped batches ([B, 1, 28, 28] normal, 10 classes), a few
 // per rank, reused (the data path is not what is measured). Medians over the timed steps.
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -128,7 +131,11 @@ int main(int argc, char** argv) {
     }
     allreduce_ms.push_back(median(v));
   }
-  if (rank == 0) {
+  // Without --ddp under mpirun (independent ranks, the no-communication baseline) only
+  // MPI's rank 0 writes.
+  const char* mpi_rank = std::getenv("OMPI_COMM_WORLD_RANK");
+  const bool writes = use_ddp ? rank == 0 : (mpi_rank == nullptr || std::string(mpi_rank) == "0");
+  if (writes) {
     std::ostringstream js;
     const double step = median(t_step), wait = median(t_wait), bwd = median(t_bwd);
     double comm = 0;

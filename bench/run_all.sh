@@ -218,9 +218,11 @@ if [[ $what == all || $what == ddp ]]; then
   runs=()
   for model in mlp cnn; do
     ddp_one "${model}_1x2" OMP_NUM_THREADS=2 -- --model "$model" --batch 128 --threads 2
+    ddp_one "${model}_2x1_nocomm" "${mpi[@]}" -x OMP_NUM_THREADS=1 -- --model "$model" --batch 64 --threads 1
     ddp_one "${model}_2x1" "${mpi[@]}" -x OMP_NUM_THREADS=1 -- --ddp --model "$model" --batch 64 --threads 1
     ddp_one "${model}_2x1_small" "${mpi[@]}" -x OMP_NUM_THREADS=1 -- --ddp --model "$model" --batch 64 --threads 1 --bucket-kb 256
-    runs+=("${model}_1x2=$out/ddp_${model}_1x2.json" "${model}_2x1=$out/ddp_${model}_2x1.json"
+    runs+=("${model}_1x2=$out/ddp_${model}_1x2.json" "${model}_2x1_nocomm=$out/ddp_${model}_2x1_nocomm.json"
+      "${model}_2x1=$out/ddp_${model}_2x1.json"
       "${model}_2x1_small=$out/ddp_${model}_2x1_small.json")
   done
   "$py" bench/report.py ddp --out bench/RESULTS.md --command "$command" --commands "$out/ddp_commands.txt" \
