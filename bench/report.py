@@ -665,11 +665,13 @@ def ddp_section(args):
             if not r["ddp"]:
                 out.append(head + f" - | {r['optimizer_ms']:.2f} | - | - | - | - |")
                 continue
-            sync = r["step_ms"] - base["step_ms"] if base else float("nan")
-            hidden = "-"
-            if base and r["comm_serial_ms"] > 0:
-                hidden = f"{100 * min(1.0, max(0.0, 1 - sync / r['comm_serial_ms'])):.0f}%"
-            out.append(head + f" {r['wait_ms']:.2f} | {r['optimizer_ms']:.2f} | {len(r['buckets'])} | {sync:.2f} |"
+            sync, hidden = "-", "-"
+            if base:
+                d = r["step_ms"] - base["step_ms"]
+                sync = f"{d:.2f}"
+                if r["comm_serial_ms"] > 0:
+                    hidden = f"{100 * min(1.0, max(0.0, 1 - d / r['comm_serial_ms'])):.0f}%"
+            out.append(head + f" {r['wait_ms']:.2f} | {r['optimizer_ms']:.2f} | {len(r['buckets'])} | {sync} |"
                        f" {r['comm_serial_ms']:.2f} | {hidden} |")
     out += ["", "samples/s counts both ranks (the no-communication row: twice one rank's rate). **Sync cost** = DDP",
             "step - the step of two independent ranks on the same cores: communication, the bucket copies and",
