@@ -645,7 +645,7 @@ def ddp_section(args):
            "`mpirun -np 2`, each rank bound to a core, batch 64 per rank (global 128), gradients averaged by",
            "DistributedDataParallel (OpenMPI over shared memory); **1 rank x 2 threads**: one process, batch",
            "128, no DDP. Higher samples/s is better.", ""]
-    out += run_lines(now(), args.command,
+    out += run_lines(args.date or now(), args.command,
                      f"- 1-minute load average after the programs: {args.load} (well above 2 means something else"
                      " was running)", commands)
     out += ["", "| model | setup | samples/s | step ms | forward ms | backward ms | of it: end-of-backward wait ms |"
@@ -673,6 +673,9 @@ def ddp_section(args):
                     hidden = f"{100 * min(1.0, max(0.0, 1 - d / r['comm_serial_ms'])):.0f}%"
             out.append(head + f" {r['wait_ms']:.2f} | {r['optimizer_ms']:.2f} | {len(r['buckets'])} | {sync} |"
                        f" {r['comm_serial_ms']:.2f} | {hidden} |")
+    if any(f"{m}_2x1" in runs and f"{m}_2x1_nocomm" not in runs for m in ("mlp", "cnn")):
+        out += ["", "This run has no no-communication baseline (it predates it), so sync cost and hidden share are",
+                "not given; `./run bench ddp` measures them."]
     out += ["", "samples/s counts both ranks (the no-communication row: twice one rank's rate). **Sync cost** = DDP",
             "step - the step of two independent ranks on the same cores: communication, the bucket copies and",
             "the ranks waiting for each other (skew) together. **All-reduces alone** = each bucket's",
@@ -776,6 +779,7 @@ def main():
     py.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
     dd = section_parser(sub, "ddp")
     dd.add_argument("--load", default="?", help="1-minute load average after the run")
+    dd.add_argument("--date", default="", help="when the programs ran (default: now)")
     dd.add_argument("runs", nargs="+", help="LABEL=RUN.json (bench_ddp --json)")
     c = section_parser(sub, "compile")
     c.add_argument("tandem", help="bench_compile JSON")
