@@ -17,6 +17,8 @@
 #          tables and bench/budget_curve_{cnn,mlp}.svg)
 #   python: per-op overhead of the Python modules (bench/bench_python.py: tandem's package
 #          from $BUILD_DIR/python against Debian's python3-torch)
+#   ddp:   data-parallel training over MPI (bench_ddp): 2 ranks x 1 thread under mpirun vs
+#          1 process x 2 threads, mlp and cnn, and the scaling projection (tandem only)
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
 #   TRAIN_FLAGS="--rounds 3 --seconds 1" bench/run_all.sh   flags for the training programs
 #   COMPILE_FLAGS="--benchmark_filter=b128" bench/run_all.sh   extra flags (compile part)
@@ -25,7 +27,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | autograd | train | compile | ops | python | budget) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile, ops, python or budget)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train | compile | ops | python | budget | ddp) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile, ops, python, budget or ddp)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
@@ -209,5 +211,38 @@ if [[ $what == all || $what == budget ]]; then
   done
   "$py" bench/report.py budget --out bench/RESULTS.md --command "$command" --commands "$out/budget_commands.txt" \
     --load "$load" --svg bench/budget_curve.svg cnn="$out/budget_cnn.tsv" mlp="$out/budget_mlp.tsv"
+fi
+# ---------------------------------------------------------------- data parallel (issue 17)
+if [[ $what == all || $what == ddp ]]; then
+  [[ -x $build/bench/bench_ddp ]] || { echo "run_all.sh: no $build/bench/bench_ddp; build it with ./run bench" >&2; exit 1; }
+  : > "$out/ddp_commands.txt"
+  # As root mpirun refuses to start without --allow-run-as-root. Each rank is bound to a
+  # core; OMP_NUM_THREADS pins each program's pool as the labels say.
+  mpi=(mpirun -np 2 --bind-to core --map-by core)
+  ((EUID == 0)) && mpi+=(--allow-run-as-root)
+  read -r -a dflags <<< "${DDP_FLAGS:-}"
+  ddp_one() {  # ddp_one LABEL [mpirun...] -- ARGS...
+    local label=$1 pre=() args=()
+    shift
+    while (($#)) && [[ $1 != -- ]]; do pre+=("$1"); shift; done
+    shift
+    args=("$@")
+    local cmd=("${clean_env[@]}" "${pre[@]}" "$build/bench/bench_ddp" "${args[@]}" "${dflags[@]}" --json "$out/ddp_$label.json")
+    echo "== ddp $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/ddp_commands.txt"
+    "${cmd[@]}"
+  }
+  runs=()
+  for model in mlp cnn; do
+    ddp_one "${model}_1x2" OMP_NUM_THREADS=2 -- --model "$model" --batch 128 --threads 2
+    ddp_one "${model}_2x1_nocomm" "${mpi[@]}" -x OMP_NUM_THREADS=1 -- --model "$model" --batch 64 --threads 1
+    ddp_one "${model}_2x1" "${mpi[@]}" -x OMP_NUM_THREADS=1 -- --ddp --model "$model" --batch 64 --threads 1
+    ddp_one "${model}_2x1_small" "${mpi[@]}" -x OMP_NUM_THREADS=1 -- --ddp --model "$model" --batch 64 --threads 1 --bucket-kb 256
+    runs+=("${model}_1x2=$out/ddp_${model}_1x2.json" "${model}_2x1_nocomm=$out/ddp_${model}_2x1_nocomm.json"
+      "${model}_2x1=$out/ddp_${model}_2x1.json"
+      "${model}_2x1_small=$out/ddp_${model}_2x1_small.json")
+  done
+  "$py" bench/report.py ddp --out bench/RESULTS.md --command "$command" --commands "$out/ddp_commands.txt" \
+    --load "$(cut -d' ' -f1 /proc/loadavg)" "${runs[@]}"
 fi
 echo "wrote bench/RESULTS.md"

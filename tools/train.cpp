@@ -18,6 +18,7 @@
 #include <iostream>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -392,6 +393,16 @@ Trains a small network on Fashion-MNIST (or MNIST) and evaluates it after every 
   --on-nonfinite WHAT  stop (default): a nan/inf loss stops the run (exit status 1),
                        keeping the last good checkpoint | warn: say so once per epoch and
                        train on (the curves mark non-finite points)
+  --distributed        data-parallel over the ranks of an MPI job: run as
+                       `mpirun -np N tandem train --distributed ...` (as root add
+                       --allow-run-as-root). Each rank trains on its shard of every
+                       epoch (DistributedSampler) with --batch-size examples per step,
+                       so the GLOBAL batch is --batch-size x N; gradients are averaged
+                       over the ranks during backward (DistributedDataParallel). Rank 0
+                       alone prints, evaluates and writes metrics and checkpoints.
+                       Ranks share a machine's cores: each gets cores / N threads
+                       unless --threads says otherwise
+  --bucket-mb N        --distributed: gradient bucket size in MiB (default 25)
   --help               this text
 
 After every epoch, metrics.csv (epoch, losses, accuracy, lr, time) and curves.svg are
@@ -438,6 +449,7 @@ void apply_flag(TrainConfig& c, const std::string& flag, const std::string& valu
   } else if (flag == "--on-nonfinite") c.on_nonfinite = choice(flag, value, {"stop", "warn"});
   else if (flag == "--precision") c.precision = choice(flag, value, {"fp32", "bf16", "fp16"});
   else if (flag == "--memory-budget") c.memory_budget = parse_bytes(flag, value);
+  else if (flag == "--bucket-mb") c.bucket_mb = parse_int(flag, value, 1, 1 << 20);
   else throw ValueError("[tandem train] unknown flag \"" + flag + "\" (see tandem train --help)");
 }
 
@@ -458,12 +470,17 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
       c.resume = true;
       continue;
     }
+    if (flag == "--distributed") {
+      if (has_inline) throw ValueError("[tandem train] --distributed takes no value");
+      c.distributed = true;
+      continue;
+    }
     static const char* kValued[] = {"--dataset",     "--data",         "--model",       "--mode",       "--epochs",
                                     "--batch-size",  "--optimizer",    "--lr",          "--momentum",   "--weight-decay",
                                     "--seed",        "--threads",      "--checkpoint",  "--out",        "--train-limit",
                                     "--test-limit",  "--progress",     "--lr-schedule", "--lr-step-size", "--lr-gamma",
                                     "--lr-t-max",    "--lr-min",       "--lr-max",      "--lr-pct-start", "--on-nonfinite",
-                                    "--precision",   "--memory-budget"};
+                                    "--precision",   "--memory-budget", "--bucket-mb"};
     bool known = false;
     for (const char* k : kValued) known = known || flag == k;
     if (!known) throw ValueError("[tandem train] unknown flag \"" + args[i] + "\" (see tandem train --help)");
@@ -479,6 +496,9 @@ TrainConfig parse_train_args(const std::vector<std::string>& args) {
   if (c.memory_budget > 0 && c.mode != "compiled")
     throw ValueError("[tandem train] --memory-budget applies to --mode compiled (the budget is planned into the "
                      "compiled step), got --mode " + c.mode);
+  if (c.memory_budget > 0 && c.distributed)
+    throw ValueError("[tandem train] --memory-budget applies to the whole compiled step, which --distributed does not "
+                     "use (its forward and backward are separate programs around the all-reduces)");
   if (c.dataset == "mnist" && c.data_dir.empty())
     throw ValueError("[tandem train] --dataset mnist needs --data DIR (no Debian package ships MNIST)");
   if (c.given.count("out") && c.out.empty()) throw ValueError("[tandem train] --out got an empty path");
@@ -655,23 +675,42 @@ std::string summary_line(const TrainResult& r) {
 
 }  // namespace
 
-TrainResult run_training(const TrainConfig& config, std::ostream& out) {
+TrainResult run_training(const TrainConfig& config, std::ostream& given_out) {
   const auto run_start = Clock::now();
   TrainConfig c = config;
   const io::Metadata resume_meta = resolve_config(c);
   if (c.threads > 0) set_num_threads(c.threads);
+  // --distributed: every rank runs this function; rank 0 alone writes (the "writer").
+  int rank = 0, world = 1;
+  if (c.distributed) {
+    if (!distributed::is_initialized())
+      throw RuntimeError("[tandem train] --distributed needs the MPI process group: run `mpirun -np N tandem train "
+                         "--distributed ...` (train_main initialises it)");
+    rank = distributed::rank();
+    world = distributed::world_size();
+  }
+  const bool writer = rank == 0;
+  // Ranks other than 0 print nothing (their errors still reach the caller as exceptions).
+  struct NullBuf : std::streambuf {
+    int overflow(int c) override { return c; }
+  } null_buf;
+  std::ostream null_out(&null_buf);
+  std::ostream& out = writer ? given_out : null_out;
   // Output places before any work: a run must not train an epoch to fail at its first save.
   if (c.out.empty()) {
-    c.out = new_run_dir("runs");
+    if (writer) c.out = new_run_dir("runs");
+    if (c.distributed) c.out = distributed::all_gather_strings(c.out)[0];  // rank 0's
     out << "run directory: " << c.out << "\n";
   } else {
     out << "output directory: " << c.out << "\n";
   }
   if (c.checkpoint.empty()) c.checkpoint = (std::filesystem::path(c.out) / "checkpoint.safetensors").string();
-  make_dir("--out", c.out);
-  if (std::filesystem::is_directory(c.checkpoint))
-    throw RuntimeError("[tandem train] --checkpoint " + c.checkpoint + " is a directory, expected a file path");
-  if (auto dir = std::filesystem::path(c.checkpoint).parent_path(); !dir.empty()) make_dir("--checkpoint", dir);
+  if (writer) {
+    make_dir("--out", c.out);
+    if (std::filesystem::is_directory(c.checkpoint))
+      throw RuntimeError("[tandem train] --checkpoint " + c.checkpoint + " is a directory, expected a file path");
+    if (auto dir = std::filesystem::path(c.checkpoint).parent_path(); !dir.empty()) make_dir("--checkpoint", dir);
+  }
 
   TrainResult result;
   result.out = c.out;
@@ -686,7 +725,12 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
   // Data first: a missing directory is the most likely first-run problem.
   auto train_set = load_split(c.dataset, c.data_dir, true, c.train_limit);
   auto test_set = load_split(c.dataset, c.data_dir, false, c.test_limit);
-  data::DataLoader train_loader(train_set, {.batch_size = c.batch_size, .shuffle = true, .seed = c.seed});
+  data::DataLoaderOptions train_opts{.batch_size = c.batch_size, .shuffle = true, .seed = c.seed};
+  if (c.distributed) {  // this rank's shard of the epoch's (seed, epoch) order
+    train_opts.shuffle = false;
+    train_opts.sampler = std::make_shared<data::DistributedSampler>(data::DistributedSamplerOptions{.seed = c.seed});
+  }
+  data::DataLoader train_loader(train_set, train_opts);
   data::DataLoader test_loader(test_set, {.batch_size = 1000, .shuffle = false});
 
   manual_seed(c.seed);
@@ -726,9 +770,13 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
   scaler_opts.enabled = c.precision == "fp16";
   optim::GradScaler scaler(scaler_opts);
   int64_t skipped_steps = 0;  // fp16: steps skipped for inf/NaN gradients (this process)
+  // The module the training step runs: the model, or its DistributedDataParallel wrapper.
+  nn::Module* train_module = model.get();
+  // --distributed --mode compiled: the wrapper's forward and backward as compiled programs.
+  std::shared_ptr<nn::CompiledModule> compiled_train;
   auto forward_loss = [&](const Tensor& x, const Tensor& y) {
     AutocastGuard ac(autocast_dt, low_precision);
-    return cross_entropy(model->forward(x), y);
+    return cross_entropy(compiled_train ? (*compiled_train)(x) : train_module->forward(x), y);
   };
   auto eager_step = [&](const Tensor& x, const Tensor& y) {
     opt->zero_grad();
@@ -765,11 +813,16 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       }
       return logits.to(DType::Float32);
     };
-    jit::CompileOptions step_options;
-    step_options.memory_budget = c.memory_budget;
-    compiled_step = compile([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{eager_step(in[0], in[1])}; },
-                            step_options);
-    step_fn = [&](const Tensor& x, const Tensor& y) { return (*compiled_step)({x, y})[0]; };
+    // Under --distributed the whole step is not one program (its all-reduces are not
+    // program nodes; a compiled step would break at the DDP hooks and run eagerly): the
+    // DDP wrapper's forward and backward are compiled instead (below).
+    if (!c.distributed) {
+      jit::CompileOptions step_options;
+      step_options.memory_budget = c.memory_budget;
+      compiled_step = compile(
+          [&](const std::vector<Tensor>& in) { return std::vector<Tensor>{eager_step(in[0], in[1])}; }, step_options);
+      step_fn = [&](const Tensor& x, const Tensor& y) { return (*compiled_step)({x, y})[0]; };
+    }
   }
 
   const auto identity = run_identity(c);
@@ -810,7 +863,41 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
         throw RuntimeError(where + ": malformed train.grad_scaler metadata: " + io::clip(e.what()));
       }
     }
+    // The global batch is batch-size x ranks: resuming with another number of ranks
+    // would change it (and the epoch's shards) silently.
+    int64_t ranks_then = 1;
+    if (auto it = resume_meta.find("train.ranks"); it != resume_meta.end()) {
+      try {
+        ranks_then = parse_int("train.ranks", it->second, 1);
+      } catch (const Error& e) {
+        throw RuntimeError(where + ": malformed train.ranks metadata: " + io::clip(e.what()));
+      }
+    }
+    if (ranks_then != world)
+      throw RuntimeError(where + " was made with " + std::to_string(ranks_then) + " rank(s) (global batch " +
+                         std::to_string(ranks_then * c.batch_size) + "), this run has " + std::to_string(world) +
+                         " (global batch " + std::to_string(world * c.batch_size) + "); resume with the same number");
     out << "resumed from " << c.checkpoint << " after epoch " << start_epoch << " (settings from the checkpoint)\n";
+  }
+
+  // --distributed: the wrapper checks that every rank has the same model and settings,
+  // copies rank 0's parameters everywhere and averages gradients during backward.
+  std::shared_ptr<nn::parallel::DistributedDataParallel> ddp;
+  if (c.distributed) {
+    std::string settings;
+    for (const auto& [k, v] : identity) settings += k + "=" + v + " ";
+    settings += "epochs=" + std::to_string(c.epochs) + " start=" + std::to_string(start_epoch) +
+                " mode=" + c.mode;
+    nn::parallel::DDPOptions o;
+    o.bucket_cap_bytes = c.bucket_mb << 20;
+    o.settings = settings;
+    ddp = std::make_shared<nn::parallel::DistributedDataParallel>(model, o);
+    train_module = ddp.get();
+    // Compiled mode: each call's forward and backward run as compiled programs; the
+    // backward program's gradients reach the parameters' accumulators, whose DDP hooks fill
+    // the buckets, so the all-reduces run at the program boundary. The optimizer step
+    // stays eager (a whole-step program would have to contain the all-reduce).
+    if (c.mode == "compiled") compiled_train = compile(std::static_pointer_cast<nn::Module>(ddp));
   }
 
   // From here on Ctrl-C stops between batches (installed before the header line, which
@@ -829,20 +916,29 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     ~SigintGuard() { sigaction(SIGINT, &previous, nullptr); }
   } sigint_guard;
 
-  const int64_t n_train = train_set->size();
+  // Examples per epoch over all ranks (the sampler pads each shard to equal length).
+  const int64_t n_train = c.distributed ? train_opts.sampler->size(train_set->size()) * world : train_set->size();
   out << "training " << c.model << " on " << c.dataset << " (" << n_train << " train / " << test_set->size()
       << " test examples), " << c.optimizer << " lr " << c.lr;
   if (c.lr_schedule != "none") out << " (" << c.lr_schedule << " schedule)";
   out << ", batch " << c.batch_size << ", " << get_num_threads() << " thread(s), " << c.mode << " mode";
   if (low_precision) out << ", " << c.precision << " autocast" << (scaler.is_enabled() ? " + loss scaling" : "");
-  out << "\n"
-      << std::flush;  // shown at once even when stdout is a pipe or a file
+  out << "\n";
+  if (c.distributed) {
+    out << "distributed: " << world << " ranks x batch " << c.batch_size << " = global batch " << world * c.batch_size
+        << ", " << ddp->num_buckets() << " gradient bucket(s) of at most " << c.bucket_mb << " MiB\n";
+    if (c.mode == "compiled")
+      out << "distributed: compiled mode runs each step's forward and backward as compiled programs; the gradient "
+             "all-reduces start when the backward program has finished (no overlap inside it) and the optimizer "
+             "step runs eagerly\n";
+  }
+  out << std::flush;  // shown at once even when stdout is a pipe or a file
 
   auto print_compiled_note = [&] {
     // What compiled mode runs: its programs (the training step, evaluation) and their
     // planned arenas next to the lower bound.
-    const jit::CompiledFunction& s = *compiled_step;
-    if (s.captures() > 0) {
+    if (compiled_step && compiled_step->captures() > 0) {
+      const jit::CompiledFunction& s = *compiled_step;
       out << "compiled mode: training step " << s.num_programs() << " program(s), " << s.compiled_calls()
           << " compiled / " << s.eager_calls() << " eager call(s)";
       if (s.retries() > 0) out << " (" << s.retries() << " of them made the optimizer's state)";
@@ -850,11 +946,18 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       if (s.last_executor()) out << "; " << s.last_executor()->memory_summary();
       out << "\n";
     }
+    if (compiled_train) {
+      const jit::CompiledFunction& t = compiled_train->function();
+      out << "compiled mode: training forward/backward " << t.num_programs() << " program(s), " << t.compiled_calls()
+          << " compiled / " << t.eager_calls() << " eager call(s)\n";
+      for (const auto& w : t.warnings()) out << "  note: " << w << "\n";
+    }
     const jit::CompiledFunction& f = compiled->function();
     out << "compiled mode: evaluation " << f.num_programs() << " program(s), " << f.compiled_calls() << " compiled / "
         << f.eager_calls() << " eager call(s); " << compiled->memory_summary() << "\n";
-    for (const auto* fn : {&s, &f})
-      for (const auto& w : fn->warnings()) out << "  note: " << w << "\n";
+    for (const jit::CompiledFunction* fn : std::initializer_list<const jit::CompiledFunction*>{compiled_step.get(), &f})
+      if (fn)
+        for (const auto& w : fn->warnings()) out << "  note: " << w << "\n";
   };
 
   if (c.resume && start_epoch >= c.epochs) {
@@ -892,7 +995,12 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
       ++batch;
       // The loss is checked after the step (eager mode too, so both modes print and keep
       // the same): a non-finite loss stops before the epoch's checkpoint is written.
-      const double lv = step_fn(b.data, b.target).item<double>();
+      double lv = step_fn(b.data, b.target).item<double>();
+      if (c.distributed) {  // the global batch's mean (equal shards): every rank decides alike
+        Tensor l = tensor({lv}, DType::Float64);
+        distributed::all_reduce(l, distributed::ReduceOp::kAvg);
+        lv = l.item<double>();
+      }
       if (!std::isfinite(lv)) {
         const double lr_now = opt->param_groups()[0].options.lr();
         const std::string what = "the training loss is " + number_text(lv) + " at epoch " + std::to_string(epoch + 1) +
@@ -908,7 +1016,7 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
         }
       }
       if (sched && step_per_batch) sched->step();
-      const int64_t n = b.data.size(0);
+      const int64_t n = b.data.size(0) * world;  // examples of the global batch
       loss_sum += lv * static_cast<double>(n);
       seen += n;
       bar.update(seen, loss_sum / static_cast<double>(seen));
@@ -917,8 +1025,17 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     bar.finish();
     if (g_interrupted || !result.stopped.empty()) break;
-    auto [test_loss, test_acc] = evaluate(*model, test_loader, forward_fn);
-    if (compiled && epoch == start_epoch) print_compiled_note();
+    // --distributed: rank 0 evaluates and sends the figures, so every rank keeps the same
+    // history and takes the same decisions.
+    double test_loss = 0, test_acc = 0;
+    if (writer) std::tie(test_loss, test_acc) = evaluate(*model, test_loader, forward_fn);
+    if (c.distributed) {
+      Tensor m = tensor({test_loss, test_acc}, DType::Float64);
+      distributed::broadcast(m, 0);
+      test_loss = m[0].item<double>();
+      test_acc = m[1].item<double>();
+    }
+    if (compiled && epoch == start_epoch && writer) print_compiled_note();
     if (!std::isfinite(test_loss) && stop_on_nonfinite) {
       result.stopped = "the test loss is " + number_text(test_loss) + " after epoch " + std::to_string(epoch + 1);
       break;
@@ -943,11 +1060,16 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
     meta["train.history"] = history_json(result.history).dump();
     if (sched) meta["train.scheduler"] = scheduler_json(sched->state_dict()).dump();
     if (scaler.is_enabled()) meta["train.grad_scaler"] = nlohmann::json(scaler.state_dict()).dump();
-    io::save_checkpoint(c.checkpoint, *model, opt.get(), meta);
-    // Rewritten (atomically) after every epoch, so a killed run keeps what it finished.
-    write_metrics_csv(result.metrics_csv, result.history);
-    const std::string svg = curves_svg(result.history, title);
-    io::atomic_write(result.curves_svg, "tandem train", [&](io::FileWriter& w) { w.write(svg.data(), svg.size()); });
+    if (c.distributed) meta["train.ranks"] = std::to_string(world);
+    if (writer) {
+      io::save_checkpoint(c.checkpoint, *model, opt.get(), meta);
+      // Rewritten (atomically) after every epoch, so a killed run keeps what it finished.
+      write_metrics_csv(result.metrics_csv, result.history);
+      const std::string svg = curves_svg(result.history, title);
+      io::atomic_write(result.curves_svg, "tandem train", [&](io::FileWriter& w) { w.write(svg.data(), svg.size()); });
+    }
+    // The next epoch (or a resume after this run) may read what rank 0 wrote.
+    if (c.distributed) distributed::barrier();
     out << std::flush;
   }
   result.interrupted = g_interrupted != 0;
@@ -979,6 +1101,34 @@ TrainResult run_training(const TrainConfig& config, std::ostream& out) {
 
 namespace {
 std::string error_text(const std::exception& e) { return command_error_text("tandem train", e); }
+
+// `mpirun -np N tandem train --distributed`: one rank of the job. Rank 0 prints; the others
+// discard their output. An error on any rank is printed by that rank (prefixed with it)
+// and ends the whole job (MPI_Abort), so no rank waits forever in a collective.
+int train_main_distributed(const TrainConfig& config) {
+  try {
+    distributed::init_process_group();
+  } catch (const std::exception& e) {
+    std::cerr << error_text(e) << "\n";
+    return 1;
+  }
+  const int rank = distributed::rank();
+  int rc = 0;
+  try {
+    TrainResult r = run_training(config, std::cout);  // rank 0 alone prints (run_training)
+    if (!r.stopped.empty()) {
+      if (rank == 0) std::cerr << "tandem train: stopped: " << r.stopped << "\n";
+      rc = 1;
+    } else {
+      rc = r.interrupted ? 130 : 0;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "[rank " << rank << "] " << error_text(e) << "\n" << std::flush;
+    distributed::abort(1);
+  }
+  distributed::finalize();
+  return rc;
+}
 }  // namespace
 
 int train_main(const std::vector<std::string>& args) {
@@ -994,6 +1144,7 @@ int train_main(const std::vector<std::string>& args) {
     std::cerr << error_text(e) << "\n";
     return 2;
   }
+  if (config.distributed) return train_main_distributed(config);
   try {
     TrainResult r = run_training(config, std::cout);
     if (!r.stopped.empty()) {

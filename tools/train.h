@@ -52,6 +52,11 @@ struct TrainConfig {
   /// > 0: CompileOptions::memory_budget of the compiled step (bytes; --mode compiled only;
   /// not a checkpoint setting: it does not change the numbers)
   int64_t memory_budget = 0;
+  /// Data-parallel over the ranks of an MPI job (`mpirun -np N tandem train --distributed`):
+  /// --batch-size is per rank, so the global batch is batch_size x N; rank 0 alone prints,
+  /// evaluates and writes (see run_training)
+  bool distributed = false;
+  int64_t bucket_mb = 25;                 ///< --distributed: DDP bucket cap in MiB
   std::set<std::string> given;            ///< flags given on the command line, without "--"; with
                                           ///< --resume, the other settings come from the checkpoint
 };
@@ -102,6 +107,20 @@ TrainConfig parse_train_args(const std::vector<std::string>& args);
 /// training), a missing checkpoint on --resume, or a checkpoint whose setting differs from
 /// one given (naming the setting); ValueError for schedule flags that do not fit; the
 /// reader's errors for corrupt files.
+///
+/// With config.distributed (the process group must be initialised: train_main does it),
+/// every rank trains its DistributedSampler shard of each epoch (--batch-size examples per
+/// rank and step, so the global batch is batch_size x world_size and the learning rate
+/// applies to that global batch's mean gradient) through
+/// nn::parallel::DistributedDataParallel; the reported batch losses are the global means
+/// (one all-reduce of the loss per step, so every rank takes the same stop/warn decision).
+/// Rank 0 alone creates the output directory, evaluates (and broadcasts the test metrics,
+/// so all ranks keep the same history), writes metrics, curves and checkpoints (the
+/// wrapped model's state, interchangeable with a single-process run's); other ranks
+/// write nothing to `out`. --resume: every rank loads the checkpoint (the
+/// optimizer state must agree). --mode compiled runs each step's forward and backward as
+/// compiled programs (tandem::compile of the DDP wrapper) with the all-reduces at the
+/// backward program's end, and the optimizer step eagerly.
 TrainResult run_training(const TrainConfig& config, std::ostream& out);
 
 /// Creates and returns a new numbered run directory under `root` ("runs/1", "runs/2", ...:

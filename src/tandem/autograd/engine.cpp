@@ -75,6 +75,8 @@ struct Task {
 };
 
 thread_local bool t_keep_graph = false;
+// Callbacks of the backward() running on this thread (queue_callback); null outside one.
+thread_local std::vector<std::function<void()>>* t_callbacks = nullptr;
 
 // Runs the graph reachable from `roots`. With `captures` (autograd::grad), only nodes
 // leading to a capture run and leaves are not accumulated.
@@ -261,7 +263,28 @@ void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& gra
     note_capture_backward(outputs, retain_graph.value_or(create_graph), create_graph);
   std::vector<Tensor> grads;
   auto roots = root_edges(outputs, grad_outputs, grads, "backward");
-  run_graph(roots, grads, retain_graph.value_or(create_graph), create_graph, nullptr);
+  std::vector<std::function<void()>> callbacks;
+  struct Scope {  // a nested backward (in a hook) keeps its own list
+    std::vector<std::function<void()>>* saved = t_callbacks;
+    explicit Scope(std::vector<std::function<void()>>* mine) { t_callbacks = mine; }
+    ~Scope() { t_callbacks = saved; }
+  };
+  {
+    Scope scope(&callbacks);
+    run_graph(roots, grads, retain_graph.value_or(create_graph), create_graph, nullptr);
+  }
+  // A callback may queue another (it runs too): index, not iterators.
+  Scope scope(&callbacks);
+  for (size_t i = 0; i < callbacks.size(); ++i) {
+    auto cb = std::move(callbacks[i]);
+    cb();
+  }
+}
+
+void queue_callback(std::function<void()> callback) {
+  TANDEM_CHECK(t_callbacks != nullptr, RuntimeError, "queue_callback",
+               "called outside a backward(): callbacks can only be queued while backward() runs on this thread");
+  t_callbacks->push_back(std::move(callback));
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,

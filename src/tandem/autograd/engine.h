@@ -88,6 +88,14 @@ RemovableHandle register_hook(const Tensor& t, std::function<Tensor(const Tensor
 /// Leaf only: called with the leaf after its .grad was accumulated.
 RemovableHandle register_post_accumulate_grad_hook(const Tensor& leaf, std::function<void(Tensor&)> hook);
 
+/// Queues `callback` to run once the backward() running on this thread has finished its
+/// graph, before backward() returns (torch's Variable._execution_engine.queue_callback).
+/// Callbacks run in the order queued; one that throws ends backward() with its error
+/// (later ones are dropped). A nested backward (a hook's own) runs its own callbacks.
+/// Distributed data parallel waits for its gradient all-reduces here. RuntimeError when
+/// no backward() is running on this thread (autograd::grad does not run callbacks).
+void queue_callback(std::function<void()> callback);
+
 namespace detail {
 /// True while the backward running on this thread keeps its graph (retain_graph or
 /// create_graph); false outside a backward. A node that frees its saved tensors before

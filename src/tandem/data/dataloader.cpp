@@ -1,6 +1,8 @@
 // DataLoader: epoch orders, synchronous and prefetching iteration (see dataloader.h).
 #include "tandem/data/dataloader.h"
 
+#include "tandem/distributed/process_group.h"
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -194,6 +196,42 @@ bool DataLoader::Iterator::operator==(const Iterator& other) const {
   return run_ == other.run_;
 }
 
+// ------------------------------------------------------------------ DistributedSampler
+
+DistributedSampler::DistributedSampler(DistributedSamplerOptions options) : options_(options) {
+  const bool init = distributed::is_initialized();
+  replicas_ = options_.num_replicas >= 0 ? options_.num_replicas : (init ? distributed::world_size() : 1);
+  rank_ = options_.rank >= 0 ? options_.rank : (init ? distributed::rank() : 0);
+  TANDEM_CHECK(replicas_ >= 1, ValueError, "DistributedSampler", "got num_replicas ", replicas_, ", expected >= 1");
+  TANDEM_CHECK(rank_ >= 0 && rank_ < replicas_, ValueError, "DistributedSampler", "got rank ", rank_,
+               ", expected a rank in [0, ", replicas_, ")");
+}
+
+int64_t DistributedSampler::size(int64_t n) const {
+  TANDEM_CHECK(n >= 0, ValueError, "DistributedSampler", "got a dataset of ", n, " examples, expected n >= 0");
+  return options_.drop_last ? n / replicas_ : (n + replicas_ - 1) / replicas_;
+}
+
+std::vector<int64_t> DistributedSampler::indices(int64_t n, int64_t epoch) const {
+  const int64_t per_rank = size(n);
+  TANDEM_CHECK(epoch >= 0, ValueError, "DistributedSampler", "got epoch ", epoch, ", expected epoch >= 0");
+  std::vector<int64_t> order;
+  if (options_.shuffle) {
+    order = shuffled_indices(n, options_.seed, epoch);
+  } else {
+    order.resize(static_cast<size_t>(n));
+    std::iota(order.begin(), order.end(), int64_t{0});
+  }
+  const size_t total = static_cast<size_t>(per_rank * replicas_);
+  // Pad by repeating the order from its start (cyclically, for tiny datasets), or cut.
+  for (size_t i = 0; order.size() < total && n > 0; ++i) order.push_back(order[i % static_cast<size_t>(n)]);
+  order.resize(total);
+  std::vector<int64_t> mine;
+  mine.reserve(static_cast<size_t>(per_rank));
+  for (size_t i = static_cast<size_t>(rank_); i < total; i += static_cast<size_t>(replicas_)) mine.push_back(order[i]);
+  return mine;
+}
+
 // ------------------------------------------------------------------ DataLoader
 
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
@@ -201,10 +239,13 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   TANDEM_CHECK(dataset_ != nullptr, ValueError, "DataLoader", "dataset is null");
   TANDEM_CHECK(options_.batch_size >= 1, ValueError, "DataLoader", "got batch_size ", options_.batch_size,
                ", expected a positive integer");
+  TANDEM_CHECK(!(options_.sampler && options_.shuffle), ValueError, "DataLoader",
+               "got a sampler and shuffle=true, expected shuffle=false with a sampler (the sampler orders the examples)");
 }
 
 int64_t DataLoader::size() const {
-  const int64_t n = dataset_->size(), b = options_.batch_size;
+  const int64_t n = options_.sampler ? options_.sampler->size(dataset_->size()) : dataset_->size();
+  const int64_t b = options_.batch_size;
   return options_.drop_last ? n / b : (n + b - 1) / b;
 }
 
@@ -215,8 +256,15 @@ void DataLoader::set_epoch(int64_t epoch) {
 
 std::vector<int64_t> DataLoader::order(int64_t epoch) const {
   const int64_t n = dataset_->size();
-  if (options_.shuffle) return shuffled_indices(n, options_.seed, epoch);
   TANDEM_CHECK(epoch >= 0, ValueError, "DataLoader::order", "got epoch ", epoch, ", expected epoch >= 0");
+  if (options_.sampler) {
+    std::vector<int64_t> idx = options_.sampler->indices(n, epoch);
+    for (int64_t i : idx)
+      TANDEM_CHECK(i >= 0 && i < n, IndexError, "DataLoader::order", "the sampler returned index ", i,
+                   ", expected one in [0, ", n, ")");
+    return idx;
+  }
+  if (options_.shuffle) return shuffled_indices(n, options_.seed, epoch);
   std::vector<int64_t> order(static_cast<size_t>(n));
   std::iota(order.begin(), order.end(), int64_t{0});
   return order;

@@ -31,6 +31,54 @@
 
 namespace tandem::data {
 
+/// Chooses which examples an epoch visits, and in which order (torch.utils.data.Sampler).
+/// DataLoader asks it when DataLoaderOptions::sampler is set. Implementations must be
+/// deterministic in (n, epoch): a resumed run calls indices() for its epoch again.
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  /// The dataset indices (each in [0, n)) epoch `epoch` visits, in order.
+  virtual std::vector<int64_t> indices(int64_t n, int64_t epoch) const = 0;
+  /// How many indices() returns for a dataset of n examples (any epoch).
+  virtual int64_t size(int64_t n) const = 0;
+};
+
+/// Settings of DistributedSampler (torch.utils.data.DistributedSampler's arguments).
+struct DistributedSamplerOptions {
+  /// Number of ranks (>= 1); -1: distributed::world_size() (1 before init_process_group).
+  int num_replicas = -1;
+  /// This rank, in [0, num_replicas); -1: distributed::rank() (0 before init_process_group).
+  int rank = -1;
+  /// Shuffle per epoch with shuffled_indices(n, seed, epoch): the same permutation on
+  /// every rank, so the shards are disjoint.
+  bool shuffle = true;
+  uint64_t seed = 0;
+  /// false: pad the order by repeating its first indices up to a multiple of
+  /// num_replicas; true: drop its tail down to a multiple.
+  bool drop_last = false;
+};
+
+/// This rank's share of each epoch (torch.utils.data.DistributedSampler): the epoch's
+/// order (shuffled per (seed, epoch), or index order), padded or cut to a multiple of R
+/// ranks, then every R-th index starting at `rank` (order[rank], order[rank + R], ...).
+/// Shards are disjoint (apart from the padding's repeats), equally long, and together
+/// they are the epoch's order: with per-rank batch b, step j of all ranks together covers
+/// order[j*R*b, (j+1)*R*b), the same examples as one process with batch R*b. ValueError
+/// for num_replicas < 1 or a rank outside [0, num_replicas).
+class DistributedSampler : public Sampler {
+ public:
+  explicit DistributedSampler(DistributedSamplerOptions options = {});
+  std::vector<int64_t> indices(int64_t n, int64_t epoch) const override;
+  /// ceil(n / R) with padding, floor(n / R) with drop_last.
+  int64_t size(int64_t n) const override;
+  int num_replicas() const { return replicas_; }
+  int rank() const { return rank_; }
+
+ private:
+  DistributedSamplerOptions options_;
+  int replicas_ = 1, rank_ = 0;
+};
+
 /// DataLoader settings (torch.utils.data.DataLoader's arguments that apply).
 struct DataLoaderOptions {
   /// Examples per batch, >= 1.
@@ -43,6 +91,10 @@ struct DataLoaderOptions {
   bool drop_last = false;
   /// Build batches ahead on a background thread.
   bool prefetch = true;
+  /// Which examples each epoch visits, in which order (null: all, shuffled or in index
+  /// order as `shuffle` says). With a sampler, shuffle must be false (the sampler
+  /// shuffles; ValueError otherwise, as in PyTorch).
+  std::shared_ptr<const Sampler> sampler = nullptr;
 };
 
 /// The order in which DataLoader visits a dataset of n examples in epoch `epoch`: a
@@ -100,7 +152,8 @@ class DataLoader {
   /// The end sentinel.
   Iterator end() const { return Iterator(); }
 
-  /// Batches per epoch: ceil(N / batch_size), or floor with drop_last.
+  /// Batches per epoch: ceil(N / batch_size), or floor with drop_last (N: the sampler's
+  /// size when one is set, else the dataset's).
   int64_t size() const;
   /// The epoch the next begin() will use.
   int64_t epoch() const { return epoch_; }
