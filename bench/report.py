@@ -16,6 +16,11 @@
       `train_arena_plan/`, `train_arena_bound/`, `train_saved_program/` in bytes, `train_compile/<case><TAB>ms`
       and `train_loss9/<case><TAB>loss`). Labels: tandem, tandem_compiled, tandem_step,
       torch_best, torch_default.
+  report.py amp --out RESULTS.md --command CMD --commands FILE --load L LABEL=RUN.tsv ...
+      Rewrites the mixed-precision section (issue 16): bench_train / bench_peer_torch_train
+      lines of float32 and `--precision bf16` runs at batch 128 and 256 (cases
+      `<model>_<opt>[_b<B>][_bf16]`). Labels: tandem, tandem_bf16, tandem_step,
+      tandem_step_bf16, torch_best, torch_best_bf16.
   report.py compile --out RESULTS.md --command CMD --commands FILE TANDEM.json TORCH.json
       Rewrites the compiled-mode section (bench_compile / bench_peer_torch_compile JSON:
       CNN inference, tandem eager/compiled vs torch eager/TorchScript), after checking that
@@ -454,11 +459,91 @@ def compile_section(args):
     return out
 
 
+# Issue 16's targets for the bfloat16 cnn step: >= 1.4x tandem's float32 step (same mode),
+# tandem bf16 / torch bf16 >= tandem fp32 / torch fp32 (ahead of PyTorch's autocast by at
+# least the float32 ratio), and tandem's allocator peak of the step below float32's.
+AMP_SPEEDUP_TARGET = {"cnn_adam": 1.4}
+
+
+def amp_section(args):
+    runs = read_runs(args.runs)
+    labels = ("tandem", "tandem_bf16", "tandem_step", "tandem_step_bf16", "torch_best", "torch_best_bf16")
+    r = {k: runs.get(k, {}) for k in labels}
+
+    def get(label, key, case):
+        return r[label].get(key + case + ("_bf16" if label.endswith("_bf16") else ""))
+
+    cases = []
+    for c in r["tandem"]:
+        if c.startswith("train/"):
+            cases.append(c[len("train/"):])
+    commands = read_commands(args.commands)
+    out = ["## Latest run: mixed precision (bfloat16 autocast)", "",
+           "Issue 16's benchmark (`./run bench amp` reruns this section alone): the training step of",
+           "the train section (zero_grad, forward, cross_entropy, backward, optimizer step; random data",
+           "of Fashion-MNIST shape) at batch 128 and 256, float32 against `--precision bf16` (forward",
+           "and loss under bfloat16 autocast, backward and optimizer step outside it; parameters,",
+           "gradients and optimizer state float32). tandem eager, and the whole step compiled into one",
+           "program (`--mode step`, what `tandem train --mode compiled` runs); the peer is libtorch 1.13",
+           "at its best, with its CPU bfloat16 autocast switched on through the C++ API",
+           "(`at::autocast::set_cpu_enabled`, `set_autocast_cpu_dtype(kBFloat16)`: what",
+           "`torch.autocast(\"cpu\", dtype=torch.bfloat16)` sets). samples/s, median of the rounds;",
+           "higher is better. Targets (cnn): bf16 >= 1.4x tandem float32 (same mode); tandem bf16 /",
+           "torch bf16 >= tandem fp32 / torch fp32; peak memory of the bf16 step below float32's.", ""]
+    out += run_lines(now(), args.command,
+                     f"- 1-minute load average before the programs: {args.load} (well above 2 means something"
+                     " else was running)", commands)
+    out += ["", "| case | tandem fp32 | tandem bf16 | bf16 / fp32 | tandem step fp32 | tandem step bf16 |"
+            " bf16 / fp32 | torch best fp32 | torch best bf16 | bf16 / fp32 | target (cnn: bf16 step >= 1.4x) |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for c in cases:
+        te, tb = get("tandem", "train/", c), get("tandem_bf16", "train/", c)
+        se, sb = get("tandem_step", "train/", c), get("tandem_step_bf16", "train/", c)
+        pe, pb = get("torch_best", "train/", c), get("torch_best_bf16", "train/", c)
+        base = c.split("_b")[0] if "_b" in c[4:] else c
+        goal = AMP_SPEEDUP_TARGET.get(base)
+        target = "-"
+        if goal and isinstance(sb, float) and isinstance(se, float):
+            target = f"{met(sb >= goal * se)} (eager {ratio(tb, te)}x, step {ratio(sb, se)}x)"
+        out.append(f"| {c} | {num(te)} | {num(tb)} | {ratio(tb, te)} | {num(se)} | {num(sb)} | {ratio(sb, se)} |"
+                   f" {num(pe)} | {num(pb)} | {ratio(pb, pe)} | {target} |")
+    out += ["", "Against PyTorch's autocast: tandem / torch best, float32 and bfloat16 (target: the bfloat16",
+            "ratio at least the float32 one).", "",
+            "| case | eager fp32 | eager bf16 | step fp32 | step bf16 | target (step) |",
+            "|---|---:|---:|---:|---:|---|"]
+    for c in cases:
+        te, tb = get("tandem", "train/", c), get("tandem_bf16", "train/", c)
+        se, sb = get("tandem_step", "train/", c), get("tandem_step_bf16", "train/", c)
+        pe, pb = get("torch_best", "train/", c), get("torch_best_bf16", "train/", c)
+        rf, rb = (sb / pb if isinstance(sb, float) and isinstance(pb, float) and pb > 0 else None,
+                  se / pe if isinstance(se, float) and isinstance(pe, float) and pe > 0 else None)
+        target = met(rf >= rb) if rf is not None and rb is not None else "-"
+        out.append(f"| {c} | {ratio(te, pe)} | {ratio(tb, pb)} | {ratio(se, pe)} | {ratio(sb, pb)} | {target} |")
+    out += ["", "Memory of one step: tandem's allocator peak during the step above the level before it",
+            "(`train_peak`; the step program's arena included), and the peak RSS of each process (MiB; torch",
+            "best's only as a reference: its caching allocator and tcmalloc differ).", "",
+            "| case | tandem peak fp32 | tandem peak bf16 | step peak fp32 | step peak bf16 | target (step) |"
+            " RSS tandem fp32 / bf16 | RSS step fp32 / bf16 | RSS torch best fp32 / bf16 |",
+            "|---|---:|---:|---:|---:|---|---:|---:|---:|"]
+    for c in cases:
+        pe, pb = get("tandem", "train_peak/", c), get("tandem_bf16", "train_peak/", c)
+        qe, qb = get("tandem_step", "train_peak/", c), get("tandem_step_bf16", "train_peak/", c)
+        target = met(qb < qe) if isinstance(qb, float) and isinstance(qe, float) else "-"
+        rss = [num(get(k, "train_rss/", c), 1) for k in labels]
+        out.append(f"| {c} | {size(pe)} | {size(pb)} | {size(qe)} | {size(qb)} | {target} | {rss[0]} / {rss[1]} |"
+                   f" {rss[2]} / {rss[3]} | {rss[4]} / {rss[5]} |")
+    return out
+
+
+def amp_cmd(args):
+    write_section(args.out, "amp", amp_section(args))
+
+
 def now():
     return subprocess.run(["date", "-u"], capture_output=True, text=True).stdout.strip()
 
 
-SECTIONS = ("core", "autograd", "train", "compile", "ops", "python")
+SECTIONS = ("core", "autograd", "train", "amp", "compile", "ops", "python")
 
 
 # Issue 4's targets: (case, rule, limit); "abs" limits tandem's time in ns, "ratio" tandem /
@@ -655,6 +740,9 @@ def main():
     tr = section_parser(sub, "train")
     tr.add_argument("--load", default="?", help="1-minute load average before the run")
     tr.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
+    am = section_parser(sub, "amp")
+    am.add_argument("--load", default="?", help="1-minute load average before the run")
+    am.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
     py = section_parser(sub, "python")
     py.add_argument("--load", default="?", help="1-minute load average after the run")
     py.add_argument("runs", nargs="+", help="LABEL=RUN.tsv")
@@ -672,6 +760,8 @@ def main():
         autograd(args)
     elif args.cmd == "python":
         python_cmd(args)
+    elif args.cmd == "amp":
+        amp_cmd(args)
     else:
         train(args)
 
