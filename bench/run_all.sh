@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks on the libtorch peer, out of the box and at its best, then on tandem, and
 # rewrites their section of bench/RESULTS.md (the other section and "## History" are kept).
-#   bench/run_all.sh [BUILD_DIR] [all|core|autograd|train|compile]   default build-bench (`./run
+#   bench/run_all.sh [BUILD_DIR] [all|core|autograd|train|amp|compile|ops|python]   default build-bench (`./run
 #                                                    bench` configures it) and all
 #   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
 #   autograd: the tape-overhead workloads of bench/autograd_workloads.h (the same programs,
