@@ -7,7 +7,11 @@
 // program per step (loss, backward's remaining tape and the optimizer step stay eager).
 // --mode step compiles the whole step function (zero_grad, forward, loss, backward, the
 // optimizer's fused update) into one program; loss.item() stays outside it.
+// --precision bf16 (issue 16) runs the model's forward and the loss under
+// tandem::AutocastGuard(bfloat16) in every mode (the backward and the optimizer step outside
+// it, as `tandem train --precision bf16` does); --batch B changes the batch (default 128).
 //   bench_train --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled|step]
+//               [--batch B] [--precision fp32|bf16]
 // Besides the harness's lines (train/, train_rss/), prints tandem's memory figures of one
 // step and, compiled, the capture + compile time (issue 12), as `NAME<TAB>VALUE<TAB>UNIT`:
 //   train_peak/<case>     bytes: allocator peak during one step above the level before it
@@ -56,9 +60,10 @@ int main(int argc, char** argv) {
   else opt = std::make_unique<tandem::optim::SGD>(model->parameters(), tandem::optim::SGDOptions(0.05).momentum(0.9));
   std::vector<tandem::Tensor> xs, ys;
   for (int i = 0; i < bt::kBatches; ++i) {
-    xs.push_back(tandem::randn({bt::kBatch, 1, 28, 28}));
-    ys.push_back(tandem::randint(0, bt::kClasses, {bt::kBatch}));
+    xs.push_back(tandem::randn({o.batch, 1, 28, 28}));
+    ys.push_back(tandem::randint(0, bt::kClasses, {o.batch}));
   }
+  const bool bf16 = o.precision == "bf16";
   const bool use_compiled = o.mode == "compiled", use_step = o.mode == "step";
   std::shared_ptr<tandem::nn::CompiledModule> compiled;
   if (use_compiled) compiled = tandem::compile(std::static_pointer_cast<tandem::nn::Module>(model));
@@ -67,7 +72,11 @@ int main(int argc, char** argv) {
   if (use_step) {
     whole = tandem::compile([&](const std::vector<tandem::Tensor>& in) {
       opt->zero_grad();
-      tandem::Tensor loss = tandem::cross_entropy(model->forward(in[0]), in[1]);
+      tandem::Tensor loss;
+      {
+        tandem::AutocastGuard autocast(tandem::DType::BFloat16, bf16);
+        loss = tandem::cross_entropy(model->forward(in[0]), in[1]);
+      }
       loss.backward();
       opt->step();
       return std::vector<tandem::Tensor>{loss.detach()};
@@ -84,17 +93,21 @@ int main(int argc, char** argv) {
     if (use_step) return (*whole)({xs[i], ys[i]})[0].item<double>();
     opt->zero_grad();
     if (probe) before_forward = in_use();
-    tandem::Tensor logits = run_compiled ? (*compiled)(xs[i]) : model->forward(xs[i]);
-    if (probe) {
-      after_forward = in_use();
-      logits_bytes = block_bytes(logits);
+    tandem::Tensor loss;
+    {
+      tandem::AutocastGuard autocast(tandem::DType::BFloat16, bf16);
+      tandem::Tensor logits = run_compiled ? (*compiled)(xs[i]) : model->forward(xs[i]);
+      if (probe) {
+        after_forward = in_use();
+        logits_bytes = block_bytes(logits);
+      }
+      loss = tandem::cross_entropy(logits, ys[i]);
     }
-    tandem::Tensor loss = tandem::cross_entropy(logits, ys[i]);
     loss.backward();
     opt->step();
     return loss.item<double>();
   };
-  const std::string name = o.model + "_" + bt::optimizer_of(o.model);
+  const std::string name = bt::case_name(o);
 
   double compile_ms = -1;
   // Loss of the 9th step (the same seed and batches in every mode): the report checks that

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks on the libtorch peer, out of the box and at its best, then on tandem, and
 # rewrites their section of bench/RESULTS.md (the other section and "## History" are kept).
-#   bench/run_all.sh [BUILD_DIR] [all|core|autograd|train|compile]   default build-bench (`./run
+#   bench/run_all.sh [BUILD_DIR] [all|core|autograd|train|amp|compile|ops|python]   default build-bench (`./run
 #                                                    bench` configures it) and all
 #   core:  the Google Benchmark workloads of bench/workloads.h (bench_core, bench_peer_torch)
 #   autograd: the tape-overhead workloads of bench/autograd_workloads.h (the same programs,
@@ -9,6 +9,9 @@
 #   train: the training step of the two reference models (bench_train eager, --mode
 #          compiled and --mode step, bench_peer_torch_train; bench/train_harness.h), each
 #          model and mode in its own process
+#   amp:   issue 16's mixed precision: the same training steps at batch 128 and 256, float32
+#          against bfloat16 autocast (`--precision bf16`), tandem eager and whole-step compiled
+#          against torch best with and without its CPU bfloat16 autocast
 #   compile: CNN inference, tandem eager/compiled vs torch eager/TorchScript (bench_compile,
 #          bench_peer_torch_compile; bench/cnn_workload.h)
 #   ops:   matrix products and convolution (bench_ops, bench_peer_torch_ops;
@@ -27,12 +30,12 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | autograd | train | compile | ops | python | budget | ddp) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, compile, ops, python, budget or ddp)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train | amp | compile | ops | python | budget | ddp) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, amp, compile, ops, python, budget or ddp)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
 [[ $what == all || $what == core || $what == autograd ]] && bins+=(bench_core bench_peer_torch)
-[[ $what == all || $what == train ]] && bins+=(bench_train bench_peer_torch_train)
+[[ $what == all || $what == train || $what == amp ]] && bins+=(bench_train bench_peer_torch_train)
 [[ $what == all || $what == compile ]] && bins+=(bench_compile bench_peer_torch_compile)
 [[ $what == all || $what == ops ]] && bins+=(bench_ops bench_peer_torch_ops)
 [[ $what == all || $what == budget ]] && bins+=(bench_budget)
@@ -141,6 +144,45 @@ if [[ $what == all || $what == train ]]; then
     tandem="$out/train_tandem.tsv" tandem_compiled="$out/train_tandem_compiled.tsv" \
     tandem_step="$out/train_tandem_step.tsv" torch_best="$out/train_torch_best.tsv" torch_default="$out/train_torch_default.tsv"
   for label in tandem tandem_compiled tandem_step torch_best torch_default; do sed "s/^/$label\t/" "$out/train_$label.tsv"; done
+fi
+
+# ---------------------------------------------------------------- mixed precision (issue 16)
+if [[ $what == all || $what == amp ]]; then
+  : > "$out/amp_commands.txt"
+  read -r -a tflags <<< "${TRAIN_FLAGS:-}"
+  labels=(torch_best torch_best_bf16 tandem tandem_bf16 tandem_step tandem_step_bf16)
+  for label in "${labels[@]}"; do : > "$out/amp_$label.tsv"; done
+  # amp_one LABEL PROGRAM MODEL BATCH [ARG...] [-- VAR=VALUE...]: one run in one process.
+  amp_one() {
+    local label=$1 prog=$2 model=$3 batch=$4 args=() vars=()
+    shift 4
+    while (($#)) && [[ $1 != -- ]]; do args+=("$1"); shift; done
+    (($#)) && shift
+    vars=("$@")
+    local cmd=("${clean_env[@]}" "${vars[@]}" "$build/bench/$prog" --model "$model" --batch "$batch" "${args[@]}"
+      "${tflags[@]}")
+    echo "== amp $label $model b$batch: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/amp_commands.txt"
+    "${cmd[@]}" >> "$out/amp_$label.tsv"
+  }
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  # Per model and batch the six programs run one after the other, so a change in machine
+  # load hits all of them.
+  for model in mlp cnn; do
+    for batch in 128 256; do
+      amp_one torch_best bench_peer_torch_train "$model" "$batch" -- "${best[@]}"
+      amp_one torch_best_bf16 bench_peer_torch_train "$model" "$batch" --precision bf16 -- "${best[@]}"
+      amp_one tandem bench_train "$model" "$batch"
+      amp_one tandem_bf16 bench_train "$model" "$batch" --precision bf16
+      amp_one tandem_step bench_train "$model" "$batch" --mode step
+      amp_one tandem_step_bf16 bench_train "$model" "$batch" --mode step --precision bf16
+    done
+  done
+  specs=()
+  for label in "${labels[@]}"; do specs+=("$label=$out/amp_$label.tsv"); done
+  "$py" bench/report.py amp --out bench/RESULTS.md --command "$command" --commands "$out/amp_commands.txt" \
+    --load "$load" "${specs[@]}"
+  for label in "${labels[@]}"; do sed "s/^/$label\t/" "$out/amp_$label.tsv"; done
 fi
 
 # gbench_one PART LABEL PROGRAM [VAR=VALUE...]: one Google Benchmark program (medians of 5

@@ -5,10 +5,14 @@
 // to measure(); both then report the same way. C++17 (the peer's standard); no library
 // header here, so the two programs share the timing and reporting code line for line.
 //
-// Usage of both programs:  PROGRAM --model mlp|cnn [--rounds R] [--seconds S]
-// Output: one line `train/<model>_<optimizer><TAB><samples/s><TAB>samples/s` and one line
-// `train_rss/<model>_<optimizer><TAB><peak RSS MiB><TAB>MiB`, read by bench/report.py;
-// progress goes to stderr.
+// Usage of both programs:
+//   PROGRAM --model mlp|cnn [--rounds R] [--seconds S] [--batch B] [--precision fp32|bf16]
+// --precision bf16 runs forward and loss under bfloat16 autocast (issue 16; tandem's
+// AutocastGuard, libtorch's at::autocast CPU state as torch.autocast("cpu") sets it).
+// Output: one line `train/<case><TAB><samples/s><TAB>samples/s` and one line
+// `train_rss/<case><TAB><peak RSS MiB><TAB>MiB`, read by bench/report.py, where <case> is
+// <model>_<optimizer>, with `_b<B>` appended when B is not 128 and `_bf16` with
+// --precision bf16 (case_name); progress goes to stderr.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -22,8 +26,9 @@
 
 namespace bench::train {
 
-/// The workloads of issue 5: batch 128 of Fashion-MNIST shape [128, 1, 28, 28], 10 classes;
-/// mlp trains with SGD (lr 0.05, momentum 0.9), cnn with Adam (lr 1e-3).
+/// The workloads of issue 5: batch 128 (--batch changes it) of Fashion-MNIST shape
+/// [128, 1, 28, 28], 10 classes; mlp trains with SGD (lr 0.05, momentum 0.9), cnn with Adam
+/// (lr 1e-3).
 constexpr int kBatch = 128;
 constexpr int kClasses = 10;
 constexpr int kBatches = 4;  ///< distinct random batches, cycled
@@ -36,6 +41,8 @@ struct Options {
   /// tandem only: eager | compiled (the model's forward and backward programs) | step (the
   /// whole step function, optimizer update included, as one program)
   std::string mode = "eager";
+  int batch = kBatch;              ///< samples per step
+  std::string precision = "fp32";  ///< fp32 | bf16 (forward and loss under bfloat16 autocast)
 };
 
 inline Options parse(int argc, char** argv) {
@@ -47,10 +54,19 @@ inline Options parse(int argc, char** argv) {
     else if (a == "--rounds" && has_value) o.rounds = std::max(1, std::atoi(argv[++i]));
     else if (a == "--seconds" && has_value) o.seconds = std::atof(argv[++i]);
     else if (a == "--mode" && has_value) o.mode = argv[++i];
+    else if (a == "--batch" && has_value) o.batch = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--precision" && has_value) o.precision = argv[++i];
     else {
-      std::fprintf(stderr, "usage: %s --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled|step]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled|step] [--batch B] "
+                   "[--precision fp32|bf16]\n",
+                   argv[0]);
       std::exit(2);
     }
+  }
+  if (o.precision != "fp32" && o.precision != "bf16") {
+    std::fprintf(stderr, "%s: unknown precision '%s' (fp32 or bf16)\n", argv[0], o.precision.c_str());
+    std::exit(2);
   }
   if (o.mode != "eager" && o.mode != "compiled" && o.mode != "step") {
     std::fprintf(stderr, "%s: unknown mode '%s' (eager, compiled or step)\n", argv[0], o.mode.c_str());
@@ -64,6 +80,15 @@ inline Options parse(int argc, char** argv) {
 }
 
 inline const char* optimizer_of(const std::string& model) { return model == "mlp" ? "sgd" : "adam"; }
+
+/// The case name of a run: <model>_<optimizer>, then _b<batch> unless the batch is 128,
+/// then _bf16 under --precision bf16 ("cnn_adam", "cnn_adam_b256_bf16").
+inline std::string case_name(const Options& o) {
+  std::string name = o.model + "_" + optimizer_of(o.model);
+  if (o.batch != kBatch) name += "_b" + std::to_string(o.batch);
+  if (o.precision != "fp32") name += "_" + o.precision;
+  return name;
+}
 
 /// Peak resident set size of this process so far, MiB (getrusage; Linux reports KiB).
 inline double peak_rss_mib() {
@@ -95,11 +120,11 @@ int measure(const char* lib, const Options& o, Step step) {
   std::vector<double> rates;
   for (int r = 0; r < o.rounds; ++r) {
     const double el = run_for(o.seconds, steps, loss);
-    rates.push_back(static_cast<double>(steps) * kBatch / el);
+    rates.push_back(static_cast<double>(steps) * o.batch / el);
     std::fprintf(stderr, "%s %s round %d: %lld steps, %.0f samples/s, loss %.4f\n", lib, o.model.c_str(), r,
                  static_cast<long long>(steps), rates.back(), loss);
   }
-  const std::string name = o.model + "_" + optimizer_of(o.model);
+  const std::string name = case_name(o);
   if (!std::isfinite(loss)) {
     std::printf("train/%s\tnan\terror: loss is not finite\n", name.c_str());
     return 1;

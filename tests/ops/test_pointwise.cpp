@@ -439,3 +439,58 @@ TEST(PointwiseLarge, ParallelChunksMatchElementwiseFormula) {
 }
 
 }  // namespace
+
+// Dense bfloat16 rows run in blocks of 256 (widen, compute in float32, round): the results
+// are the element-by-element ones (each computed in float32 and rounded once by
+// core/half.h's rule), at block tails, in place, with a broadcast operand, for NaN (a
+// signalling one comes back quiet), infinities, -0.0 and subnormals.
+TEST(Pointwise, Bfloat16RowsInBlocksEqualElementByElement) {
+  const int64_t n = 3 * 256 + 37;
+  std::vector<uint16_t> bits(static_cast<size_t>(n)), bits2(static_cast<size_t>(n));
+  uint32_t s = 12345;
+  for (int64_t i = 0; i < n; ++i) {
+    s = s * 1664525u + 1013904223u;
+    bits[static_cast<size_t>(i)] = static_cast<uint16_t>(s >> 16);
+    s = s * 1664525u + 1013904223u;
+    bits2[static_cast<size_t>(i)] = static_cast<uint16_t>(s >> 16);
+  }
+  const uint16_t specials[] = {0x7fc0, 0xffc1, 0x7f81 /* signalling NaN */, 0x7f80, 0xff80, 0x8000, 0x0000,
+                               0x0001, 0x807f, 0x3f80, 0xbf80};
+  for (size_t k = 0; k < std::size(specials); ++k) bits[k * 7] = specials[k], bits2[k * 5 + 1] = specials[k];
+  auto make = [&](const std::vector<uint16_t>& b) {
+    Tensor t = empty({n}, kBFloat16);
+    std::memcpy(t.data_ptr(), b.data(), b.size() * 2);
+    return t;
+  };
+  auto value = [](uint16_t b) {
+    uint32_t u = static_cast<uint32_t>(b) << 16;
+    float f;
+    std::memcpy(&f, &u, 4);
+    return f;
+  };
+  // Selecting ops move bits, so even NaN payloads are exact; arithmetic on two NaNs (or
+  // inf - inf) may give either payload depending on operand order, so there only "a NaN".
+  auto expect = [&](const Tensor& got, const std::function<float(int64_t)>& want, const char* what,
+                    bool any_nan = false) {
+    ASSERT_EQ(got.dtype(), kBFloat16) << what;
+    const uint16_t* g = static_cast<const uint16_t*>(got.data_ptr());
+    for (int64_t i = 0; i < n; ++i) {
+      const float w = want(i);
+      if (any_nan && std::isnan(w)) ASSERT_TRUE(std::isnan(value(g[i]))) << what << " at " << i;
+      else ASSERT_EQ(g[i], float_to_bfloat16_bits(w)) << what << " at " << i;
+    }
+  };
+  Tensor a = make(bits), b = make(bits2);
+  auto av = [&](int64_t i) { return value(bits[static_cast<size_t>(i)]); };
+  auto bv = [&](int64_t i) { return value(bits2[static_cast<size_t>(i)]); };
+  expect(relu(a), [&](int64_t i) { return av(i) < 0.0f ? 0.0f : av(i); }, "relu");
+  expect(threshold_backward(b, a, 0), [&](int64_t i) { return av(i) <= 0.0f ? 0.0f : bv(i); }, "threshold_backward");
+  expect(add(a, b), [&](int64_t i) { return av(i) + bv(i); }, "add", true);
+  expect(mul(a, b), [&](int64_t i) { return av(i) * bv(i); }, "mul", true);
+  const Tensor half = full({1}, 0.5, kBFloat16);
+  expect(mul(a, half), [&](int64_t i) { return av(i) * 0.5f; }, "mul by a broadcast operand", true);
+  expect(sub(half, a), [&](int64_t i) { return 0.5f - av(i); }, "broadcast first operand", true);
+  Tensor c = a.clone();
+  relu_(c);
+  expect(c, [&](int64_t i) { return av(i) < 0.0f ? 0.0f : av(i); }, "relu_ in place");
+}

@@ -389,12 +389,17 @@ TEST(Passes, FusedConvBlockIsBitwiseTheUnfusedChain) {
   struct Case {
     int64_t n, c, oc, h, w, k, s;
   };
+  // bfloat16 too (autocast programs): oneDNN's bfloat16 convolution, ReLU and pooling on
+  // its layout against the unfused bfloat16 ops.
+  for (DType dt : {kFloat32, kBFloat16})
   for (const Case& cs : {Case{2, 1, 32, 28, 28, 2, 2}, Case{3, 32, 64, 14, 14, 2, 2}, Case{1, 16, 16, 9, 11, 2, 2},
                          Case{2, 8, 16, 7, 7, 3, 1}, Case{1, 3, 8, 5, 6, 2, 2}}) {
-    SCOPED_TRACE(str_cat("N ", cs.n, " C ", cs.c, " OC ", cs.oc, " ", cs.h, "x", cs.w, " pool ", cs.k, "/", cs.s));
+    SCOPED_TRACE(str_cat(dtype_name(dt), " N ", cs.n, " C ", cs.c, " OC ", cs.oc, " ", cs.h, "x", cs.w, " pool ", cs.k,
+                         "/", cs.s));
     Tensor x = randn({cs.n, cs.c, cs.h, cs.w}), w = randn({cs.oc, cs.c, 3, 3}) * 0.2, b = randn({cs.oc});
     x.view({-1}).slice(0, 0, 3).fill_(std::nan(""));
     b.slice(0, 0, 1).fill_(-0.0);
+    x = x.to(dt), w = w.to(dt), b = b.to(dt);
     const std::vector<AttrValue> conv_attrs{AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),
                                             AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1})};
     for (bool pool : {true, false}) {
@@ -403,6 +408,7 @@ TEST(Passes, FusedConvBlockIsBitwiseTheUnfusedChain) {
       a.push_back(AttrValue(pool ? std::vector<int64_t>{cs.k, cs.k} : std::vector<int64_t>{}));
       a.push_back(AttrValue(pool ? std::vector<int64_t>{cs.s, cs.s} : std::vector<int64_t>{}));
       Tensor fused = dispatch1(get_op("_fused_conv2d"), {x, w, b}, a);
+      EXPECT_EQ(fused.dtype(), dt);
       Tensor want = relu(conv2d(x, w, b, {1}, {1}));
       if (pool) want = max_pool2d(want, {cs.k, cs.k}, {cs.s, cs.s});
       EXPECT_TRUE(bitwise_equal(fused, want)) << "pool " << pool;
@@ -434,14 +440,16 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
   struct Case {
     int64_t n, c, oc, h, w;
   };
+  for (DType dt : {kFloat32, kBFloat16})
   for (const Case& cs : {Case{2, 1, 32, 28, 28}, Case{3, 32, 64, 14, 14}, Case{1, 16, 16, 9, 11},
                          Case{2, 3, 8, 7, 7}, Case{1, 2, 24, 5, 6}}) {
-    SCOPED_TRACE(str_cat("N ", cs.n, " C ", cs.c, " OC ", cs.oc, " ", cs.h, "x", cs.w));
+    SCOPED_TRACE(str_cat(dtype_name(dt), " N ", cs.n, " C ", cs.c, " OC ", cs.oc, " ", cs.h, "x", cs.w));
     Tensor x = randn({cs.n, cs.c, cs.h, cs.w}), w = randn({cs.oc, cs.c, 3, 3}) * 0.2, b = randn({cs.oc});
     x.view({-1}).slice(0, 0, 3).fill_(std::nan(""));
     x.view({-1}).slice(0, 5, 9).fill_(0.5);  // equal values in one window
     b.slice(0, 0, 1).fill_(-0.0);
     w.slice(0, 1, 2).fill_(0.0);  // a channel of +-0 results (ties everywhere)
+    x = x.to(dt), w = w.to(dt), b = b.to(dt);
     std::vector<AttrValue> a{AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),
                              AttrValue(std::vector<int64_t>{1}), AttrValue(int64_t{1}), AttrValue(true),
                              AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2})};
@@ -454,16 +462,19 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
     Tensor g = randn(want.sizes().vec());
     g.view({-1}).slice(0, 0, 4).fill_(-0.0);
     g.view({-1}).slice(0, 4, 5).fill_(std::nan(""));
+    g = g.to(dt);
     Tensor grad = dispatch1(get_op("_fused_max_pool2d_relu_backward"), {g, fused[0], fused[1]},
                             {AttrValue(std::vector<int64_t>{cs.h, cs.w})});
     const std::vector<AttrValue> pool_attrs{AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2})};
     Tensor grad_want = threshold_backward(dispatch1(get_op("max_pool2d_backward"), {g, r}, pool_attrs), r, 0);
+    EXPECT_EQ(grad.dtype(), dt);
     EXPECT_TRUE(bitwise_equal(grad, grad_want));
   }
   // Bad input is an error naming the op, not a crash.
   Tensor y = randn({1, 2, 3, 3}), codes = zeros({1, 2, 3, 3}, kUInt8);
   const std::vector<AttrValue> size{AttrValue(std::vector<int64_t>{6, 6})};
   EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y, y}, size), TypeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y.to(kBFloat16), codes}, size), TypeError);
   EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {randn({1, 2, 3, 4}), y, codes}, size), ShapeError);
   EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y, codes}, {AttrValue(std::vector<int64_t>{9, 6})}),
                ValueError);
@@ -495,6 +506,39 @@ TEST(Passes, FuseConvBlocksRewritesATrainingBlockSoItsReluResultIsNotSaved) {
   EXPECT_EQ(count_op(g, "_fused_max_pool2d_relu_backward"), 2);
   EXPECT_EQ(count_op(g, "max_pool2d_backward"), 0);
   EXPECT_EQ(count_op(g, "conv2d"), 0);
+}
+
+TEST(Passes, FuseConvBlocksRewritesBfloat16TrainingBlocksUnderAutocast) {
+  // The same step with forward and loss under bfloat16 autocast: the blocks are bfloat16
+  // and fuse as float32 ones do (the step's bitwise equality with eager is
+  // tests/jit/test_compile_autocast.cpp's).
+  manual_seed(5);
+  auto model = nn::models::fashion_cnn();
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.1));
+  auto step = [&](const std::vector<Tensor>& in) {
+    opt.zero_grad();
+    Tensor loss;
+    {
+      AutocastGuard ac(kBFloat16);
+      loss = cross_entropy(model->forward(in[0]), in[1]);
+    }
+    loss.backward();
+    opt.step();
+    return std::vector<Tensor>{loss.detach()};
+  };
+  auto cf = compile(step);
+  for (int s = 0; s < 3; ++s) (*cf)({randn({4, 1, 28, 28}), randint(0, 10, {4})});
+  ASSERT_NE(cf->last_executor(), nullptr);
+  const ir::Graph& g = cf->last_executor()->graph();
+  EXPECT_EQ(count_op(g, "_fused_conv2d_with_indices"), 2);
+  EXPECT_EQ(count_op(g, "_fused_max_pool2d_relu_backward"), 2);
+  EXPECT_EQ(count_op(g, "max_pool2d"), 0);
+  EXPECT_EQ(count_op(g, "conv2d"), 0);
+  for (const auto& n : g.nodes()) {
+    if (n.op->name == "_fused_conv2d_with_indices") {
+      EXPECT_EQ(g.value(n.outputs[0]).meta.dtype, kBFloat16);
+    }
+  }
 }
 
 // Backward rules transpose what the forward transposed, and a gradient is copied into

@@ -405,8 +405,8 @@ TANDEM_REGISTER_OP(conv2d) {
 // fused convolution block, made by the fuse_conv_blocks pass from a conv2d whose result
 // only a relu reads (and whose result only a max_pool2d without padding, dilation or
 // ceil_mode reads). Bitwise the unfused result (kernels::conv2d_block_forward). relu=false
-// or an empty pool_kernel leaves that part out. float32 4-D input only; no backward (the
-// pass runs on programs without gradients).
+// or an empty pool_kernel leaves that part out. float32 or bfloat16 (autocast programs)
+// 4-D input only; no backward (the pass runs on programs without gradients).
 TANDEM_REGISTER_OP(_fused_conv2d) {
   OpDef d;
   d.name = "_fused_conv2d";
@@ -422,13 +422,14 @@ TANDEM_REGISTER_OP(_fused_conv2d) {
   d.meta = [](MetaContext& c) {
     TANDEM_CHECK(c.inputs[0].dim() == 4, ShapeError, c.op, "got input of shape ", c.inputs[0].sizes,
                  ", expected [N, C, H, W]");
-    TANDEM_CHECK(c.inputs[0].dtype == kFloat32, TypeError, c.op, "got dtype ", dtype_name(c.inputs[0].dtype),
-                 ", expected float32");
+    const DType dt = c.inputs[0].dtype;
+    TANDEM_CHECK(dt == kFloat32 || dt == kBFloat16, TypeError, c.op, "got dtype ", dtype_name(dt),
+                 ", expected float32 or bfloat16");
     const Conv2dGeometry g = conv_geometry(c.op, c.inputs, c.attrs, false);
     const kernels::Pool2dGeometry p = fused_pool_geometry(c.op, g, c.attrs);
     DimVector strides;  // channels last: cheaper to write, as cheap for the next convolution to read
     if (c.attrs.b(7)) strides = {p.OH * p.OW * g.OC, 1, p.OW * g.OC, g.OC};
-    c.outputs.push_back(TensorMeta{kFloat32, {g.N, g.OC, p.OH, p.OW}, std::move(strides)});
+    c.outputs.push_back(TensorMeta{dt, {g.N, g.OC, p.OH, p.OW}, std::move(strides)});
   };
   d.cpu_kernel = [](KernelContext& c) {
     SmallVec<MetaRef, 3> metas;

@@ -111,7 +111,7 @@ bool fuse_training_block(ir::Graph& g, size_t ci, size_t ri) {
         nodes[static_cast<size_t>(r)].inputs[0] != bn.outputs[0])
       return false;
     const ir::Value& gv = g.value(bn.inputs[0]);
-    if (gv.meta.dtype != kFloat32 || gv.meta.sizes != g.value(pooled).meta.sizes) return false;
+    if (gv.meta.dtype != g.value(pooled).meta.dtype || gv.meta.sizes != g.value(pooled).meta.sizes) return false;
     pairs.emplace_back(b, static_cast<size_t>(r));
   }
   // The convolution moves to the pool's place: nothing may write its inputs in between;
@@ -266,7 +266,11 @@ bool fuse_conv_blocks(ir::Graph& g) {
     const std::vector<int> uses = g.use_counts();
     const ir::Node& conv = nodes[ci];
     const ir::Value& cv = g.value(conv.outputs[0]);
-    if (cv.meta.dtype != kFloat32 || cv.meta.sizes.size() != 4 || g.value(conv.inputs[0]).meta.sizes.size() != 4) continue;
+    // float32, or bfloat16 (autocast programs: the fused kernels select bfloat16 values and
+    // store them as the unfused bfloat16 relu and pooling do, so the result is the same).
+    if ((cv.meta.dtype != kFloat32 && cv.meta.dtype != kBFloat16) || cv.meta.sizes.size() != 4 ||
+        g.value(conv.inputs[0]).meta.sizes.size() != 4)
+      continue;
     const int ri = sole_reader(g, uses, conv.outputs[0]);
     if (ri < 0 || nodes[static_cast<size_t>(ri)].op->name != "relu") continue;
     const ir::Node& relu = nodes[static_cast<size_t>(ri)];

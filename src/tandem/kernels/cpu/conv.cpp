@@ -271,6 +271,13 @@ void conv2d_backward_dispatch(const Conv2dGeometry& g, const Tensor& gin, const 
     // oneDNN's bfloat16 backward primitives: float32 accumulation, one rounding per result.
     const Tensor go = onednn_strides_ok(gout) ? gout : contiguous_copy(gout);
     try {
+      if (gin.defined() && gw.defined()) {
+        const Tensor w = onednn_strides_ok(weight) ? weight : contiguous_copy(weight);
+        const Tensor x = onednn_strides_ok(input) ? input : contiguous_copy(input);
+        onednn::conv2d_backward_bf16(g, go.data_ptr(), strides4(go), x.data_ptr(), strides4(x), w.data_ptr(),
+                                     strides4(w), gin.data_ptr(), gw.data_ptr(), gb.defined() ? gb.data_ptr() : nullptr);
+        return;
+      }
       if (gin.defined()) {
         const Tensor w = onednn_strides_ok(weight) ? weight : contiguous_copy(weight);
         onednn::conv2d_backward_data_bf16(g, go.data_ptr(), strides4(go), w.data_ptr(), strides4(w), gin.data_ptr());
@@ -403,12 +410,36 @@ void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tens
       onednn::conv2d_f32_to_layout(g, static_cast<const float*>(x.data_ptr()), strides4(x),
                                    static_cast<const float*>(w.data_ptr()), strides4(w),
                                    b.defined() ? static_cast<const float*>(b.data_ptr()) : nullptr,
-                                   [&](int64_t n0, int64_t n, const float* data, int64_t cblock, const int64_t* st) {
+                                   [&](int64_t n0, int64_t n, const void* data, int64_t cblock, const int64_t* st) {
                                      Pool2dGeometry slice = pg;
                                      slice.N = n;
-                                     relu_max_pool_layout_f32(slice, data, cblock, st, relu, yp + n0 * os[0], os,
-                                                              ip ? ip + n0 * ins : nullptr);
+                                     relu_max_pool_layout_f32(slice, static_cast<const float*>(data), cblock, st, relu,
+                                                              yp + n0 * os[0], os, ip ? ip + n0 * ins : nullptr);
                                    });
+      return;
+    } catch (const RuntimeError&) {
+      // oneDNN declined this geometry: the unfused kernels below.
+    }
+  }
+  if (out.dtype() == DType::BFloat16) {
+    // The bfloat16 convolution of conv2d_forward (same primitives and slices), ReLU and
+    // pooling read from the primitive's layout: bitwise the unfused bfloat16 ops.
+    Tensor x = onednn_strides_ok(input) ? input : contiguous_copy(input);
+    Tensor w = onednn_strides_ok(weight) ? weight : contiguous_copy(weight);
+    Tensor b = bias.defined() ? contiguous_copy(bias) : bias;
+    auto* yp = static_cast<BFloat16*>(out.data_ptr());
+    const int64_t os[4] = {out.stride(0), out.stride(1), out.stride(2), out.stride(3)};
+    uint8_t* ip = indices.defined() ? static_cast<uint8_t*>(indices.data_ptr()) : nullptr;
+    const int64_t ins = pg.C * pg.OH * pg.OW;
+    try {
+      onednn::conv2d_bf16_to_layout(g, x.data_ptr(), strides4(x), w.data_ptr(), strides4(w),
+                                    b.defined() ? b.data_ptr() : nullptr,
+                                    [&](int64_t n0, int64_t n, const void* data, int64_t cblock, const int64_t* st) {
+                                      Pool2dGeometry slice = pg;
+                                      slice.N = n;
+                                      relu_max_pool_layout_bf16(slice, static_cast<const BFloat16*>(data), cblock, st,
+                                                                relu, yp + n0 * os[0], os, ip ? ip + n0 * ins : nullptr);
+                                    });
       return;
     } catch (const RuntimeError&) {
       // oneDNN declined this geometry: the unfused kernels below.
@@ -418,10 +449,16 @@ void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tens
   conv_dispatch(g, y, input, weight, bias, false);
   if (relu || pool) {
     const int64_t st[4] = {g.OC * g.OH * g.OW, g.OH * g.OW, g.OW, 1};
-    if (out.dtype() != DType::Float32) throw TypeError(str_cat("[_fused_conv2d] got dtype ", dtype_name(out.dtype()), ", expected float32"));
     const int64_t os[4] = {out.stride(0), out.stride(1), out.stride(2), out.stride(3)};
-    relu_max_pool_layout_f32(pg, static_cast<const float*>(y.data_ptr()), 1, st, relu, static_cast<float*>(out.data_ptr()),
-                             os, indices.defined() ? static_cast<uint8_t*>(indices.data_ptr()) : nullptr);
+    uint8_t* ip = indices.defined() ? static_cast<uint8_t*>(indices.data_ptr()) : nullptr;
+    if (out.dtype() == DType::Float32)
+      relu_max_pool_layout_f32(pg, static_cast<const float*>(y.data_ptr()), 1, st, relu,
+                               static_cast<float*>(out.data_ptr()), os, ip);
+    else if (out.dtype() == DType::BFloat16)
+      relu_max_pool_layout_bf16(pg, static_cast<const BFloat16*>(y.data_ptr()), 1, st, relu,
+                                static_cast<BFloat16*>(out.data_ptr()), os, ip);
+    else
+      throw TypeError(str_cat("[_fused_conv2d] got dtype ", dtype_name(out.dtype()), ", expected float32 or bfloat16"));
   } else {
     copy_kernel(out, y);
   }

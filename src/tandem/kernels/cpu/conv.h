@@ -87,6 +87,11 @@ void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor
 /// relu'd input (first maximum, else the last NaN).
 void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
                               float* out, const int64_t* os, uint8_t* indices = nullptr);
+/// relu_max_pool_layout_f32 on bfloat16 data: the same selections (in float32, where every
+/// bfloat16 value is exact), each result stored as the unfused bfloat16 relu and max_pool2d
+/// store it (core/half.h's rounding: the value itself; a signalling NaN made quiet).
+void relu_max_pool_layout_bf16(const Pool2dGeometry& g, const BFloat16* x, int64_t cblock, const int64_t* st,
+                               bool relu, BFloat16* out, const int64_t* os, uint8_t* indices = nullptr);
 
 /// The gradient of max_pool2d(relu(x)) (2x2 windows, stride 2, no padding) from the pooled
 /// output and its window codes (relu_max_pool_layout_f32's `indices`): bitwise
@@ -95,6 +100,10 @@ void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t c
 /// grad_output, output and indices [N, C, OH, OW], all contiguous; float32.
 void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
                                   const float* output, const uint8_t* indices);
+/// max_pool2d_relu_backward_f32 on bfloat16 tensors: bitwise the unfused bfloat16
+/// max_pool2d_backward then threshold_backward.
+void max_pool2d_relu_backward_bf16(const Pool2dGeometry& g, BFloat16* grad_input, const BFloat16* grad_output,
+                                   const BFloat16* output, const uint8_t* indices);
 
 /// Compiled mode's fused convolution block (op _fused_conv2d):
 ///   out = max_pool2d(relu(conv2d(input, weight) + bias))   (relu and pooling optional)
@@ -104,8 +113,10 @@ void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, co
 /// read it from there while it is in cache and write `out` once (with out's strides: NCHW,
 /// or channels last for a next convolution), instead of a reorder to NCHW, a ReLU pass and
 /// a pooling pass over the whole batch.
-/// `pool` (no padding or dilation) may be null. Other dtypes, or a geometry oneDNN declines, run the unfused
-/// kernels in turn.
+/// A bfloat16 block does the same with conv2d_forward's bfloat16 primitives
+/// (onednn::conv2d_bf16_to_layout, relu_max_pool_layout_bf16), bitwise the unfused bfloat16
+/// ops. `pool` (no padding or dilation) may be null. A geometry oneDNN declines runs the
+/// unfused kernels in turn (float32 and bfloat16 only).
 /// With `indices` defined (uint8, contiguous, out's sizes; relu and a 2x2, stride 2 pool
 /// only), also writes each window's argmax code (see relu_max_pool_layout_f32): what
 /// max_pool2d_relu_backward_f32 needs instead of the ReLU result.

@@ -486,7 +486,7 @@ void conv_slice(const Entry& e, const Conv2dGeometry& g, int64_t n0, const void*
   }
   int64_t cblock = 1, st[4];
   if (channel_blocking(e.dst_md, cblock, st)) {
-    (*epilogue)(n0, g.N, static_cast<const float*>(dst.get_data_handle()), cblock, st);
+    (*epilogue)(n0, g.N, dst.get_data_handle(), cblock, st);
     return;
   }
   // A layout the epilogue cannot read: hand it plain NCHW.
@@ -494,7 +494,7 @@ void conv_slice(const Entry& e, const Conv2dGeometry& g, int64_t n0, const void*
   dnnl::memory plain_dst(e.user_dst, eng, plain.get());
   reorder(e.r_dst, dst, plain_dst);
   const int64_t plain_st[4] = {g.OC * g.OH * g.OW, g.OH * g.OW, g.OW, 1};
-  (*epilogue)(n0, g.N, static_cast<const float*>(plain.get()), 1, plain_st);
+  (*epilogue)(n0, g.N, plain.get(), 1, plain_st);
 }
 
 /// The caller's weights in entry e's layout: `weight` itself, or a reorder of it into
@@ -731,15 +731,18 @@ void conv2d_backward_weights_bf16(const Conv2dGeometry& g, const void* input, St
   backward_weights_typed(dt::bf16, g, input, in_st, grad_out, go_st, grad_weight, grad_bias);
 }
 
-void conv2d_backward_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* input,
-                         Strides4 in_st, const float* weight, Strides4 w_st, float* grad_input, float* grad_weight,
-                         float* grad_bias) {
+namespace {
+/// Both gradients of a convolution on data of type t: backward-data and backward-weights,
+/// grad_output reordered once when both primitives want the same layout for it.
+void backward_both_typed(dt t, const Conv2dGeometry& g, const void* grad_out, Strides4 go_st, const void* input,
+                         Strides4 in_st, const void* weight, Strides4 w_st, void* grad_input, void* grad_weight,
+                         void* grad_bias) {
   SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto ed = backward_data_entry(dt::f32, g, go_st, w_st);
-  auto ew = backward_weights_entry(dt::f32, g, in_st, go_st, grad_bias != nullptr);
-  std::vector<void*> wptrs{const_cast<float*>(input), const_cast<float*>(grad_out), grad_weight};
+  auto ed = backward_data_entry(t, g, go_st, w_st);
+  auto ew = backward_weights_entry(t, g, in_st, go_st, grad_bias != nullptr);
+  std::vector<void*> wptrs{const_cast<void*>(input), const_cast<void*>(grad_out), grad_weight};
   if (grad_bias) wptrs.push_back(grad_bias);
-  const std::vector<void*> dptrs{const_cast<float*>(grad_out), const_cast<float*>(weight), grad_input};
+  const std::vector<void*> dptrs{const_cast<void*>(grad_out), const_cast<void*>(weight), grad_input};
   // Slot 0 of the data entry and slot 1 of the weights entry are grad_output: when both
   // primitives want it in the same layout, reorder it once.
   const Entry::Slot &sd = ed->slots[0], &sw = ew->slots[1];
@@ -750,11 +753,24 @@ void conv2d_backward_f32(const Conv2dGeometry& g, const float* grad_out, Strides
   }
   auto& eng = engine();
   TempBuffer buf(sd.prim.get_size());
-  dnnl::memory user(sd.user, eng, const_cast<float*>(grad_out)), prim(sd.prim, eng, buf.get());
+  dnnl::memory user(sd.user, eng, const_cast<void*>(grad_out)), prim(sd.prim, eng, buf.get());
   std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, prim}};
   execute(sd.r, a, *ed);
   run_slots(*ed, dptrs, 0, &prim);
   run_slots(*ew, wptrs, 1, &prim);
+}
+}  // namespace
+
+void conv2d_backward_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* input,
+                         Strides4 in_st, const float* weight, Strides4 w_st, float* grad_input, float* grad_weight,
+                         float* grad_bias) {
+  backward_both_typed(dt::f32, g, grad_out, go_st, input, in_st, weight, w_st, grad_input, grad_weight, grad_bias);
+}
+
+void conv2d_backward_bf16(const Conv2dGeometry& g, const void* grad_out, Strides4 go_st, const void* input,
+                          Strides4 in_st, const void* weight, Strides4 w_st, void* grad_input, void* grad_weight,
+                          void* grad_bias) {
+  backward_both_typed(dt::bf16, g, grad_out, go_st, input, in_st, weight, w_st, grad_input, grad_weight, grad_bias);
 }
 
 void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
@@ -775,6 +791,11 @@ void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 
 void conv2d_bf16(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* weight, Strides4 w_st,
                  const void* bias, void* out, bool transposed) {
   run_conv(g, input, in_st, weight, w_st, bias, out, transposed, nullptr, dt::bf16);
+}
+
+void conv2d_bf16_to_layout(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* weight,
+                           Strides4 w_st, const void* bias, const LayoutEpilogue& epilogue) {
+  run_conv(g, input, in_st, weight, w_st, bias, nullptr, false, &epilogue, dt::bf16);
 }
 
 // ---------------------------------------------------------------- pooling

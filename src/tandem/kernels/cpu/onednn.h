@@ -48,13 +48,13 @@ struct Strides4 {
 void conv2d_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* weight, Strides4 w_st,
                 const float* bias, float* out);
 
-/// Receives batch rows [n0, n0 + n) of a float32 [N, C, H, W] result in a convolution
-/// primitive's own layout: channels in blocks of `cblock` (1: plain NCHW; 16: oneDNN's
+/// Receives batch rows [n0, n0 + n) of a float32 (conv2d_f32_to_layout) or bfloat16
+/// (conv2d_bf16_to_layout) [N, C, H, W] result in a convolution primitive's own layout: channels in blocks of `cblock` (1: plain NCHW; 16: oneDNN's
 /// nChw16c), element (n0 + i, c, h, w) at i*st[0] + (c / cblock)*st[1] + h*st[2] + w*st[3]
 /// + c % cblock of `data`. Valid only during the call. A batched convolution calls it once
 /// per slice of the batch, from several threads at once (disjoint rows).
 using LayoutEpilogue =
-    std::function<void(int64_t n0, int64_t n, const float* data, int64_t cblock, const int64_t* st)>;
+    std::function<void(int64_t n0, int64_t n, const void* data, int64_t cblock, const int64_t* st)>;
 
 /// The convolution of conv2d_f32 (the same primitive, so the same values), but the result
 /// is not reordered to NCHW: `epilogue` reads it where the primitive wrote it (compiled
@@ -73,6 +73,12 @@ void conv_transpose2d_f32(const Conv2dGeometry& g, const float* input, Strides4 
 /// declines the geometry.
 void conv2d_bf16(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* weight, Strides4 w_st,
                  const void* bias, void* out, bool transposed);
+
+/// The convolution of conv2d_bf16 (transposed=false; the same primitives, so the same
+/// values) with the result handed to `epilogue` in the primitive's layout, as
+/// conv2d_f32_to_layout does for float32.
+void conv2d_bf16_to_layout(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* weight,
+                           Strides4 w_st, const void* bias, const LayoutEpilogue& epilogue);
 
 /// Gradient of conv2d_f32 with respect to its input (oneDNN's backward-data primitive):
 /// grad_input (contiguous [N, C, H, W]) from grad_out [N, OC, OH, OW] and the weight, both
@@ -100,6 +106,13 @@ void conv2d_backward_data_bf16(const Conv2dGeometry& g, const void* grad_out, St
                                Strides4 w_st, void* grad_input);
 void conv2d_backward_weights_bf16(const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* grad_out,
                                   Strides4 go_st, void* grad_weight, void* grad_bias);
+
+/// Both bfloat16 gradients at once (conv2d_backward_f32's bfloat16 form: grad_out
+/// reordered once for the two primitives when they want one layout). Same values as
+/// conv2d_backward_data_bf16 and conv2d_backward_weights_bf16 called in turn.
+void conv2d_backward_bf16(const Conv2dGeometry& g, const void* grad_out, Strides4 go_st, const void* input,
+                          Strides4 in_st, const void* weight, Strides4 w_st, void* grad_input, void* grad_weight,
+                          void* grad_bias);
 
 /// Max or average pooling over a contiguous NCHW float32 input into a contiguous output,
 /// with per-side padding (bottom/right extended for ceil_mode). For average pooling,

@@ -290,9 +290,12 @@ void max_pool_backward_loop(const Pool2dGeometry& g, const Tensor& grad_input, c
         for (int64_t oh = 0; oh < g.OH; ++oh) {
           const T* r0 = plane + 2 * oh * g.W;
           const T* r1 = r0 + g.W;
-          T* d0 = dst + 2 * oh * g.W;
-          T* d1 = d0 + g.W;
-          const T* gr = gp + oh * g.OW;
+          // The gradient is moved, not computed: bfloat16/float16 values move as their bits
+          // (GCC does not vectorise selects of the 2-byte structs; +0.0 is bits 0).
+          using S = std::conditional_t<std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>, uint16_t, T>;
+          S* d0 = reinterpret_cast<S*>(dst + 2 * oh * g.W);
+          S* d1 = d0 + g.W;
+          const S* gr = reinterpret_cast<const S*>(gp + oh * g.OW);
 #pragma omp simd
           for (int64_t ow = 0; ow < g.OW; ++ow) {
             const A a = static_cast<A>(r0[2 * ow]), b = static_cast<A>(r0[2 * ow + 1]);
@@ -306,14 +309,14 @@ void max_pool_backward_loop(const Pool2dGeometry& g, const Tensor& grad_input, c
             const A m1 = td ? d : c;
             // m1 is NaN exactly when c or d is (testing m1 itself stops GCC vectorising).
             const bool t1 = m1 > m0 || c != c || d != d;
-            const T gv = gr[ow];
-            const T hi = t1 ? gv : T(0), lo = t1 ? T(0) : gv;
-            d0[2 * ow] = tb ? T(0) : lo;
-            d0[2 * ow + 1] = tb ? lo : T(0);
-            d1[2 * ow] = td ? T(0) : hi;
-            d1[2 * ow + 1] = td ? hi : T(0);
+            const S gv = gr[ow];
+            const S hi = t1 ? gv : S(0), lo = t1 ? S(0) : gv;
+            d0[2 * ow] = tb ? S(0) : lo;
+            d0[2 * ow + 1] = tb ? lo : S(0);
+            d1[2 * ow] = td ? S(0) : hi;
+            d1[2 * ow + 1] = td ? hi : S(0);
           }
-          for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = T(0);
+          for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = S(0);
         }
         std::fill(dst + 2 * g.OH * g.W, dst + HW, T(0));
         continue;
@@ -387,12 +390,38 @@ namespace {
 // NaN-propagating max and ReLU below compile to branch-free vector code (GCC does not
 // if-convert the scalar forms, and random signs defeat branch prediction).
 typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+typedef uint16_t v8h __attribute__((vector_size(16)));
 inline v8f load8(const float* p) {
   v8f v;
   std::memcpy(&v, p, sizeof v);
   return v;
 }
 inline void store8(float* p, v8f v) { std::memcpy(p, &v, sizeof v); }
+/// bfloat16 lanes widened to float (exact: the bits move to the top half).
+inline v8f load8(const BFloat16* p) {
+  v8h h;
+  std::memcpy(&h, p, sizeof h);
+  const v8u u = __builtin_convertvector(h, v8u) << 16;
+  v8f v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
+/// float lanes rounded to bfloat16 exactly as float_to_bfloat16_bits (core/half.h) rounds
+/// one value: nearest even, NaN made quiet with its sign and payload kept. The kernels
+/// below store only values read from bfloat16 (ReLU and max select, never compute), where
+/// this is the identity except that a signalling NaN becomes quiet, as the unfused
+/// bfloat16 relu (computed in float32, rounded once) makes it.
+inline void store8(BFloat16* p, v8f v) {
+  v8u x;
+  std::memcpy(&x, &v, sizeof x);
+  const v8u nan = (x & 0x7fffffffu) > 0x7f800000u;
+  const v8u rounded = (x + (0x7fffu + ((x >> 16) & 1u))) >> 16;
+  const v8u r = nan ? ((x >> 16) | 0x40u) : rounded;
+  const v8h h = __builtin_convertvector(r, v8h);
+  std::memcpy(static_cast<void*>(p), &h, sizeof h);
+}
 /// nan_max: v if v > m or v is NaN, else m.
 inline v8f max8(v8f m, v8f v) { return ((v > m) | (v != v)) ? v : m; }
 inline float max1(float m, float v) { return (v > m || v != v) ? v : m; }
@@ -408,7 +437,6 @@ inline float relu1(float v) {
   else return v;
 }
 
-typedef int32_t v8i __attribute__((vector_size(32)));
 /// The position of each lane's window maximum in a 2x2 window (a b / c d), as a code 0..3
 /// (a=0, b=1, c=2, d=3) chosen by max_pool_backward_loop's rule for that window (a row-pair
 /// tournament: first maximum, else the last NaN), so the fused backward puts the gradient
@@ -426,22 +454,22 @@ inline void store_codes8(uint8_t* p, v8i code) {
 }
 
 /// relu_max_pool_layout_f32 for channel blocks of CB (a multiple of 8) and a ReLU flag.
-template <int CB, bool RELU>
-void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os,
+template <typename T, int CB, bool RELU>
+void relu_max_pool_blocks(const Pool2dGeometry& g, const T* x, const int64_t* st, T* out, const int64_t* os,
                           uint8_t* indices) {
   const bool two_by_two = g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2;
   const int64_t nblk = g.C / CB, OP = g.OH * g.OW;
   for_planes(g.N * nblk, OP * CB * g.KH * g.KW, [&](int64_t b, int64_t e) {
-    std::vector<float> row(static_cast<size_t>(g.OW * CB));
+    std::vector<T> row(static_cast<size_t>(g.OW * CB));
     std::vector<uint8_t> codes(indices ? static_cast<size_t>(g.OW * CB) : 0);
     for (int64_t p = b; p < e; ++p) {
       const int64_t n = p / nblk, cb = p % nblk;
-      const float* base = x + n * st[0] + cb * st[1];
-      float* yb = out + n * os[0] + cb * CB * os[1];
+      const T* base = x + n * st[0] + cb * st[1];
+      T* yb = out + n * os[0] + cb * CB * os[1];
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         for (int64_t ow = 0; ow < g.OW; ++ow) {
-          float* acc = row.data() + ow * CB;
-          const float* w0 = base + oh * g.stride_h * st[2] + ow * g.stride_w * st[3];
+          T* acc = row.data() + ow * CB;
+          const T* w0 = base + oh * g.stride_h * st[2] + ow * g.stride_w * st[3];
           for (int k = 0; k < CB; k += 8) {
             v8f m{};
             if (two_by_two) {  // max_pool_values' 2x2 order: (0,0) (0,1) (1,0) (1,1)
@@ -451,7 +479,7 @@ void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t
               if (indices) store_codes8(codes.data() + ow * CB + k, window_codes8(a, bb, c, d));
             } else {  // its general order: max over rows per column, then over columns
               for (int64_t kw = 0; kw < g.KW; ++kw) {
-                const float* r = w0 + kw * st[3] + k;
+                const T* r = w0 + kw * st[3] + k;
                 v8f col = relu8<RELU>(load8(r));
                 for (int64_t kh = 1; kh < g.KH; ++kh) col = max8(col, relu8<RELU>(load8(r + kh * st[2])));
                 m = kw == 0 ? col : max8(m, col);
@@ -469,10 +497,10 @@ void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t
         // one pass per channel.
         if (os[1] == 1) {
           for (int64_t ow = 0; ow < g.OW; ++ow)
-            std::memcpy(yb + oh * os[2] + ow * os[3], row.data() + ow * CB, CB * sizeof(float));
+            std::memcpy(yb + oh * os[2] + ow * os[3], row.data() + ow * CB, CB * sizeof(T));
         } else {
           for (int k = 0; k < CB; ++k) {
-            float* yr = yb + k * os[1] + oh * os[2];
+            T* yr = yb + k * os[1] + oh * os[2];
             for (int64_t ow = 0; ow < g.OW; ++ow) yr[ow * os[3]] = row[static_cast<size_t>(ow * CB + k)];
           }
         }
@@ -482,13 +510,13 @@ void relu_max_pool_blocks(const Pool2dGeometry& g, const float* x, const int64_t
 }
 
 /// Plain layout (any strides), in max_pool_values' order.
-template <bool RELU>
-void relu_max_pool_plain(const Pool2dGeometry& g, const float* x, const int64_t* st, float* out, const int64_t* os,
+template <typename T, bool RELU>
+void relu_max_pool_plain(const Pool2dGeometry& g, const T* x, const int64_t* st, T* out, const int64_t* os,
                          uint8_t* indices) {
   const bool two_by_two = g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 && st[3] == 1;
   // 8 outputs from 16 inputs of two rows (even and odd columns); their window codes too
   // when `code` is not null.
-  auto eight = [](const float* r0, const float* r1, float* y, uint8_t* code) {
+  auto eight = [](const T* r0, const T* r1, T* y, uint8_t* code) {
     const v8f a0 = load8(r0), a1 = load8(r0 + 8), b0 = load8(r1), b1 = load8(r1 + 8);
     const v8f a = relu8<RELU>(__builtin_shufflevector(a0, a1, 0, 2, 4, 6, 8, 10, 12, 14));
     const v8f b = relu8<RELU>(__builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15));
@@ -498,40 +526,42 @@ void relu_max_pool_plain(const Pool2dGeometry& g, const float* x, const int64_t*
     if (code) store_codes8(code, window_codes8(a, b, c, d));
   };
   for_planes(g.N * g.C, g.OH * g.OW * g.KH * g.KW, [&](int64_t b, int64_t e) {
-    std::vector<float> rm(static_cast<size_t>(g.W)), tmp(static_cast<size_t>(g.OW));
+    std::vector<float> rm(static_cast<size_t>(g.W));
+    std::vector<T> tmp(static_cast<size_t>(g.OW));
     for (int64_t p = b; p < e; ++p) {
-      const float* plane = x + (p / g.C) * st[0] + (p % g.C) * st[1];
-      float* yp = out + (p / g.C) * os[0] + (p % g.C) * os[1];
+      const T* plane = x + (p / g.C) * st[0] + (p % g.C) * st[1];
+      T* yp = out + (p / g.C) * os[0] + (p % g.C) * os[1];
       uint8_t* ip = indices ? indices + p * g.OH * g.OW : nullptr;
       for (int64_t oh = 0; oh < g.OH; ++oh) {
-        const float* r0 = plane + oh * g.stride_h * st[2];
+        const T* r0 = plane + oh * g.stride_h * st[2];
         // A row of outputs, computed in place when the output row is contiguous.
-        float* yr = os[3] == 1 ? yp + oh * os[2] : tmp.data();
+        T* yr = os[3] == 1 ? yp + oh * os[2] : tmp.data();
         uint8_t* ir = ip ? ip + oh * g.OW : nullptr;
         if (two_by_two) {
-          const float* r1 = r0 + st[2];
+          const T* r1 = r0 + st[2];
           int64_t ow = 0;
           for (; ow + 8 <= g.OW; ow += 8) eight(r0 + 2 * ow, r1 + 2 * ow, yr + ow, ir ? ir + ow : nullptr);
           if (ow < g.OW) {  // the last partial group, through zero-padded copies
             const size_t rest = static_cast<size_t>(g.OW - ow);
-            float a[16] = {}, bb[16] = {}, y[8];
+            T a[16] = {}, bb[16] = {}, y[8];
             uint8_t cd[8];
-            std::memcpy(a, r0 + 2 * ow, 2 * rest * sizeof(float));
-            std::memcpy(bb, r1 + 2 * ow, 2 * rest * sizeof(float));
+            std::memcpy(a, r0 + 2 * ow, 2 * rest * sizeof(T));
+            std::memcpy(bb, r1 + 2 * ow, 2 * rest * sizeof(T));
             eight(a, bb, y, cd);
-            std::memcpy(yr + ow, y, rest * sizeof(float));
+            std::memcpy(yr + ow, y, rest * sizeof(T));
             if (ir) std::memcpy(ir + ow, cd, rest);
           }
         } else {
           for (int64_t w = 0; w < g.W; ++w) {
-            float m = relu1<RELU>(r0[w * st[3]]);
-            for (int64_t kh = 1; kh < g.KH; ++kh) m = max1(m, relu1<RELU>(r0[kh * st[2] + w * st[3]]));
+            float m = relu1<RELU>(static_cast<float>(r0[w * st[3]]));
+            for (int64_t kh = 1; kh < g.KH; ++kh)
+              m = max1(m, relu1<RELU>(static_cast<float>(r0[kh * st[2] + w * st[3]])));
             rm[static_cast<size_t>(w)] = m;
           }
           for (int64_t ow = 0; ow < g.OW; ++ow) {
             float m = rm[static_cast<size_t>(ow * g.stride_w)];
             for (int64_t kw = 1; kw < g.KW; ++kw) m = max1(m, rm[static_cast<size_t>(ow * g.stride_w + kw)]);
-            yr[ow] = m;
+            yr[ow] = static_cast<T>(m);
           }
         }
         if (os[3] != 1)
@@ -540,47 +570,48 @@ void relu_max_pool_plain(const Pool2dGeometry& g, const float* x, const int64_t*
     }
   });
 }
-}  // namespace
 
-void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
-                              float* out, const int64_t* os, uint8_t* indices) {
+template <typename T>
+void relu_max_pool_layout(const Pool2dGeometry& g, const T* x, int64_t cblock, const int64_t* st, bool relu, T* out,
+                          const int64_t* os, uint8_t* indices) {
   // The values and the order of max_pool_values (and of relu before it), so the result
   // is bitwise the unfused one: the 2x2 / stride 2 window in its order (0,0) (0,1) (1,0)
   // (1,1); other windows as the max over rows per column, then over columns.
   TANDEM_INTERNAL_ASSERT(!indices || (g.KH == 2 && g.KW == 2 && g.stride_h == 2 && g.stride_w == 2 &&
                                       (cblock > 1 || st[3] == 1)),
-                         "relu_max_pool_layout_f32: window codes need a 2x2, stride 2 window");
+                         "relu_max_pool_layout: window codes need a 2x2, stride 2 window");
   if (cblock == 16)
-    return relu ? relu_max_pool_blocks<16, true>(g, x, st, out, os, indices)
-                : relu_max_pool_blocks<16, false>(g, x, st, out, os, indices);
+    return relu ? relu_max_pool_blocks<T, 16, true>(g, x, st, out, os, indices)
+                : relu_max_pool_blocks<T, 16, false>(g, x, st, out, os, indices);
   if (cblock == 8)
-    return relu ? relu_max_pool_blocks<8, true>(g, x, st, out, os, indices)
-                : relu_max_pool_blocks<8, false>(g, x, st, out, os, indices);
-  TANDEM_INTERNAL_ASSERT(cblock == 1, "relu_max_pool_layout_f32: channel block ", cblock);
-  return relu ? relu_max_pool_plain<true>(g, x, st, out, os, indices)
-              : relu_max_pool_plain<false>(g, x, st, out, os, indices);
+    return relu ? relu_max_pool_blocks<T, 8, true>(g, x, st, out, os, indices)
+                : relu_max_pool_blocks<T, 8, false>(g, x, st, out, os, indices);
+  TANDEM_INTERNAL_ASSERT(cblock == 1, "relu_max_pool_layout: channel block ", cblock);
+  return relu ? relu_max_pool_plain<T, true>(g, x, st, out, os, indices)
+              : relu_max_pool_plain<T, false>(g, x, st, out, os, indices);
 }
 
-void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
-                                  const float* output, const uint8_t* indices) {
+template <typename T>
+void max_pool2d_relu_backward(const Pool2dGeometry& g, T* grad_input, const T* grad_output, const T* output,
+                              const uint8_t* indices) {
   const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
   for_planes(g.N * g.C, HW + OP, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
-      float* dst = grad_input + p * HW;
-      const float* gp = grad_output + p * OP;
-      const float* yp = output + p * OP;
+      T* dst = grad_input + p * HW;
+      const T* gp = grad_output + p * OP;
+      const T* yp = output + p * OP;
       const uint8_t* ip = indices + p * OP;
       for (int64_t oh = 0; oh < g.OH; ++oh) {
-        float* d0 = dst + 2 * oh * g.W;
-        float* d1 = d0 + g.W;
-        const float* gr = gp + oh * g.OW;
-        const float* yr = yp + oh * g.OW;
+        T* d0 = dst + 2 * oh * g.W;
+        T* d1 = d0 + g.W;
+        const T* gr = gp + oh * g.OW;
+        const T* yr = yp + oh * g.OW;
         const uint8_t* ir = ip + oh * g.OW;
         // max_pool2d_backward writes the gradient at the window's argmax (0 elsewhere);
         // threshold_backward then keeps it where relu's result, there the pooled value
         // itself, is not <= 0. Eight windows at a time: both rows' 16 floats are built in
         // registers and stored contiguously (a last partial group through padded copies).
-        auto eight = [](const float* yv, const float* gv, const uint8_t* cv, float* r0, float* r1) {
+        auto eight = [](const T* yv, const T* gv, const uint8_t* cv, T* r0, T* r1) {
           const v8f y = load8(yv), gr8 = load8(gv);
           const v8f v = y <= v8f{} ? v8f{} : gr8;
           v8i code{};
@@ -596,20 +627,42 @@ void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, co
         for (; ow + 8 <= g.OW; ow += 8) eight(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
         if (ow < g.OW) {
           const size_t rest = static_cast<size_t>(g.OW - ow);
-          float yb[8] = {}, gb[8] = {}, r0[16], r1[16];
+          T yb[8] = {}, gb[8] = {}, r0[16], r1[16];
           uint8_t cb[8] = {};
-          std::memcpy(yb, yr + ow, rest * sizeof(float));
-          std::memcpy(gb, gr + ow, rest * sizeof(float));
+          std::memcpy(yb, yr + ow, rest * sizeof(T));
+          std::memcpy(gb, gr + ow, rest * sizeof(T));
           std::memcpy(cb, ir + ow, rest);
           eight(yb, gb, cb, r0, r1);
-          std::memcpy(d0 + 2 * ow, r0, 2 * rest * sizeof(float));
-          std::memcpy(d1 + 2 * ow, r1, 2 * rest * sizeof(float));
+          std::memcpy(d0 + 2 * ow, r0, 2 * rest * sizeof(T));
+          std::memcpy(d1 + 2 * ow, r1, 2 * rest * sizeof(T));
         }
-        for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = 0.0f;
+        for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = T(0.0f);
       }
-      std::fill(dst + 2 * g.OH * g.W, dst + HW, 0.0f);
+      std::fill(dst + 2 * g.OH * g.W, dst + HW, T(0.0f));
     }
   });
+}
+
+}  // namespace
+
+void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
+                              float* out, const int64_t* os, uint8_t* indices) {
+  relu_max_pool_layout<float>(g, x, cblock, st, relu, out, os, indices);
+}
+
+void relu_max_pool_layout_bf16(const Pool2dGeometry& g, const BFloat16* x, int64_t cblock, const int64_t* st,
+                               bool relu, BFloat16* out, const int64_t* os, uint8_t* indices) {
+  relu_max_pool_layout<BFloat16>(g, x, cblock, st, relu, out, os, indices);
+}
+
+void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
+                                  const float* output, const uint8_t* indices) {
+  max_pool2d_relu_backward<float>(g, grad_input, grad_output, output, indices);
+}
+
+void max_pool2d_relu_backward_bf16(const Pool2dGeometry& g, BFloat16* grad_input, const BFloat16* grad_output,
+                                   const BFloat16* output, const uint8_t* indices) {
+  max_pool2d_relu_backward<BFloat16>(g, grad_input, grad_output, output, indices);
 }
 
 void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
