@@ -158,9 +158,11 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
   } release{arena_};
   auto run_start = std::chrono::steady_clock::now();
   if (refit_) {
-    refit_ = false;
+    // Cleared only once a plan fits: after OutOfMemoryError every later run raises too,
+    // rather than running the plan the measurement showed to be over the budget.
     budget_plan_ = runtime::fit_memory_budget(graph_, budget_plan_.budget, use_arena_, budget_costs_, &workspace_,
                                               &budget_plan_);
+    refit_ = false;
     prepare();
   }
   if (!offload_runs_.empty() && !spill_) spill_ = std::make_unique<SpillFile>(spill_directory());
