@@ -640,6 +640,10 @@ dnnl::convolution_forward::primitive_desc conv_hint(const Conv2dGeometry& g, boo
 }  // namespace
 
 namespace {
+/// Float32 backward convolutions whose output gradient is larger than this run in chunks
+/// of images of about this many bytes of output gradient each (for_each_batch_chunk).
+constexpr int64_t kBackwardChunkBytes = int64_t{4} << 20;
+
 // Backward primitives on data of type t (f32, or bf16 with f32 accumulation). Key kinds:
 // 5/6 float32 data/weights, 10/11 bfloat16.
 std::shared_ptr<const Entry> backward_data_entry(dt t, const Conv2dGeometry& g, Strides4 go_st, Strides4 w_st) {
@@ -694,20 +698,78 @@ std::shared_ptr<const Entry> backward_weights_entry(dt t, const Conv2dGeometry& 
   });
 }
 
+// Backward convolutions over a large float32 batch run in chunks of images: oneDNN copies
+// the output gradient (and the input or the input gradient, when their layouts differ)
+// into its blocked layouts for the call, so one call over the whole batch holds a second
+// copy of those tensors at the training step's memory peak; a chunk's copies are a few MiB
+// (kBackwardChunkBytes of output gradient). The input gradient of an image depends on that
+// image alone; the weight and bias gradients are sums over images: each chunk after the
+// first writes its partial sums to scratch, added in chunk order. So the result depends
+// only on the geometry, and eager and compiled runs agree bitwise. bfloat16 runs whole
+// (partial sums would be rounded to bfloat16 once per chunk).
+template <typename F>
+void for_each_batch_chunk(dt t, const Conv2dGeometry& g, bool weights, void* grad_weight, void* grad_bias, F run) {
+  const int64_t per_image = g.OC * g.OH * g.OW * static_cast<int64_t>(sizeof(float));
+  const int64_t chunk =
+      t == dt::f32 ? std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image)) : g.N;
+  if (chunk >= g.N) {
+    run(g, int64_t{0}, grad_weight, grad_bias);
+    return;
+  }
+  const int64_t wn = weights ? g.OC * (g.C / g.groups) * g.KH * g.KW : 0;
+  TempBuffer part_w(static_cast<size_t>(wn) * sizeof(float));
+  TempBuffer part_b(static_cast<size_t>(weights && grad_bias ? g.OC : 0) * sizeof(float));
+  for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+    Conv2dGeometry gc = g;
+    gc.N = std::min(chunk, g.N - n0);
+    const bool first = n0 == 0;
+    run(gc, n0, first ? grad_weight : part_w.get(), first || !grad_bias ? grad_bias : part_b.get());
+    if (first || !weights) continue;
+    auto add = [](void* to, const void* from, int64_t n) {
+      auto* d = static_cast<float*>(to);
+      const auto* f = static_cast<const float*>(from);
+      for (int64_t i = 0; i < n; ++i) d[i] += f[i];
+    };
+    add(grad_weight, part_w.get(), wn);
+    if (grad_bias) add(grad_bias, part_b.get(), g.OC);
+  }
+}
+
+// Strides of a contiguous [N, b, c, d] tensor (the input gradient the callers hand in).
+Strides4 contiguous_strides4(int64_t b, int64_t c, int64_t d) {
+  Strides4 st;
+  st.s[3] = 1;
+  st.s[2] = d;
+  st.s[1] = c * d;
+  st.s[0] = b * c * d;
+  return st;
+}
+
+// Pointer to image n0 of a batch with strides st and elements of type t.
+void* image(const void* p, int64_t n0, const Strides4& st, dt t) {
+  const size_t esize = t == dt::f32 ? sizeof(float) : sizeof(uint16_t);
+  return static_cast<char*>(const_cast<void*>(p)) + static_cast<size_t>(n0 * st.s[0]) * esize;
+}
+
 void backward_data_typed(dt t, const Conv2dGeometry& g, const void* grad_out, Strides4 go_st, const void* weight,
                          Strides4 w_st, void* grad_input) {
   SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto e = backward_data_entry(t, g, go_st, w_st);
-  run_slots(*e, {const_cast<void*>(grad_out), const_cast<void*>(weight), grad_input});
+  const Strides4 gi_st = contiguous_strides4(g.C, g.H, g.W);
+  for_each_batch_chunk(t, g, false, nullptr, nullptr, [&](const Conv2dGeometry& gc, int64_t n0, void*, void*) {
+    auto e = backward_data_entry(t, gc, go_st, w_st);
+    run_slots(*e, {image(grad_out, n0, go_st, t), const_cast<void*>(weight), image(grad_input, n0, gi_st, t)});
+  });
 }
 
 void backward_weights_typed(dt t, const Conv2dGeometry& g, const void* input, Strides4 in_st, const void* grad_out,
                             Strides4 go_st, void* grad_weight, void* grad_bias) {
   SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto e = backward_weights_entry(t, g, in_st, go_st, grad_bias != nullptr);
-  std::vector<void*> ptrs{const_cast<void*>(input), const_cast<void*>(grad_out), grad_weight};
-  if (grad_bias) ptrs.push_back(grad_bias);
-  run_slots(*e, ptrs);
+  for_each_batch_chunk(t, g, true, grad_weight, grad_bias, [&](const Conv2dGeometry& gc, int64_t n0, void* gw, void* gb) {
+    auto e = backward_weights_entry(t, gc, in_st, go_st, gb != nullptr);
+    std::vector<void*> ptrs{image(input, n0, in_st, t), image(grad_out, n0, go_st, t), gw};
+    if (gb) ptrs.push_back(gb);
+    run_slots(*e, ptrs);
+  });
 }
 }  // namespace
 
@@ -738,26 +800,30 @@ void backward_both_typed(dt t, const Conv2dGeometry& g, const void* grad_out, St
                          Strides4 in_st, const void* weight, Strides4 w_st, void* grad_input, void* grad_weight,
                          void* grad_bias) {
   SerialRegion serial(conv_work(g) <= kParallelMinWork);
-  auto ed = backward_data_entry(t, g, go_st, w_st);
-  auto ew = backward_weights_entry(t, g, in_st, go_st, grad_bias != nullptr);
-  std::vector<void*> wptrs{const_cast<void*>(input), const_cast<void*>(grad_out), grad_weight};
-  if (grad_bias) wptrs.push_back(grad_bias);
-  const std::vector<void*> dptrs{const_cast<void*>(grad_out), const_cast<void*>(weight), grad_input};
-  // Slot 0 of the data entry and slot 1 of the weights entry are grad_output: when both
-  // primitives want it in the same layout, reorder it once.
-  const Entry::Slot &sd = ed->slots[0], &sw = ew->slots[1];
-  if (!sd.reorder || !sw.reorder || sd.prim != sw.prim) {
-    run_slots(*ed, dptrs);
-    run_slots(*ew, wptrs);
-    return;
-  }
-  auto& eng = engine();
-  TempBuffer buf(sd.prim.get_size());
-  dnnl::memory user(sd.user, eng, const_cast<void*>(grad_out)), prim(sd.prim, eng, buf.get());
-  std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, prim}};
-  execute(sd.r, a, *ed);
-  run_slots(*ed, dptrs, 0, &prim);
-  run_slots(*ew, wptrs, 1, &prim);
+  const Strides4 gi_st = contiguous_strides4(g.C, g.H, g.W);
+  for_each_batch_chunk(t, g, true, grad_weight, grad_bias, [&](const Conv2dGeometry& gc, int64_t n0, void* gw, void* gb) {
+    auto ed = backward_data_entry(t, gc, go_st, w_st);
+    auto ew = backward_weights_entry(t, gc, in_st, go_st, gb != nullptr);
+    void* go = image(grad_out, n0, go_st, t);
+    std::vector<void*> wptrs{image(input, n0, in_st, t), go, gw};
+    if (gb) wptrs.push_back(gb);
+    const std::vector<void*> dptrs{go, const_cast<void*>(weight), image(grad_input, n0, gi_st, t)};
+    // Slot 0 of the data entry and slot 1 of the weights entry are grad_output: when both
+    // primitives want it in the same layout, reorder it once.
+    const Entry::Slot &sd = ed->slots[0], &sw = ew->slots[1];
+    if (!sd.reorder || !sw.reorder || sd.prim != sw.prim) {
+      run_slots(*ed, dptrs);
+      run_slots(*ew, wptrs);
+      return;
+    }
+    auto& eng = engine();
+    TempBuffer buf(sd.prim.get_size());
+    dnnl::memory user(sd.user, eng, go), prim(sd.prim, eng, buf.get());
+    std::unordered_map<int, dnnl::memory> a{{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, prim}};
+    execute(sd.r, a, *ed);
+    run_slots(*ed, dptrs, 0, &prim);
+    run_slots(*ew, wptrs, 1, &prim);
+  });
 }
 }  // namespace
 
