@@ -28,6 +28,11 @@ struct CompileOptions {
   std::vector<std::string> disabled_passes;
   /// Record per-node times in the executor.
   bool profile = false;
+  /// Split training programs by a minimum cut (jit/partition.h): the backward program may
+  /// run cheap pure ops (pointwise, views, casts) again instead of the forward saving their
+  /// results, when that saves bytes. false: the forward saves every value the backward
+  /// reads. The numbers are the same either way.
+  bool recompute = true;
   /// Bytes the program may use at its peak (0: no limit): the values it makes, beyond the
   /// inputs the caller holds (parameters, optimizer state, the batch). Values alive across
   /// the peak are recomputed or offloaded to a spill file until the estimate fits

@@ -6,16 +6,18 @@
 
 #include "tandem/autograd/function.h"
 #include "tandem/jit/compile.h"
+#include "tandem/jit/partition.h"
 #include "tandem/passes/pass_manager.h"
+#include "tandem/runtime/memory_budget.h"
 
 namespace tandem::jit {
 
 namespace {
 
-// Copies nodes [begin, end) of `src` into a new graph with `inputs` (src value ids) as its
-// inputs and `outputs` (src value ids) as its outputs. Constants are copied where used; any
-// other value from outside the range must be among the inputs.
-ir::Graph extract(const ir::Graph& src, const std::vector<int>& inputs, size_t begin, size_t end,
+// Copies the nodes at `positions` (in that order) of `src` into a new graph with `inputs`
+// (src value ids) as its inputs and `outputs` (src value ids) as its outputs. Constants are
+// copied where used; any other value not made by those nodes must be among the inputs.
+ir::Graph extract(const ir::Graph& src, const std::vector<int>& inputs, const std::vector<size_t>& positions,
                   const std::vector<int>& outputs, std::vector<int>& origin) {
   ir::Graph dst;
   std::vector<int> map(src.values().size(), -1);
@@ -35,7 +37,7 @@ ir::Graph extract(const ir::Graph& src, const std::vector<int>& inputs, size_t b
     m = dst.add_constant(sv.constant, sv.name);
     return m;
   };
-  for (size_t k = begin; k < end; ++k) {
+  for (size_t k : positions) {
     const ir::Node& n = src.nodes()[k];
     std::vector<int> ins;
     for (int i : n.inputs) ins.push_back(use(i));
@@ -52,15 +54,6 @@ ir::Graph extract(const ir::Graph& src, const std::vector<int>& inputs, size_t b
   for (size_t v = 0; v < map.size(); ++v)
     if (map[v] >= 0) origin[static_cast<size_t>(map[v])] = static_cast<int>(v);
   return dst;
-}
-
-int64_t value_bytes(const ir::Value& v) {
-  int64_t e = 1;
-  for (size_t d = 0; d < v.meta.sizes.size(); ++d) {
-    if (v.meta.sizes[d] == 0) return 0;
-    e += (v.meta.sizes[d] - 1) * v.meta.strides[d];
-  }
-  return e * element_size(v.meta.dtype);
 }
 
 std::unique_ptr<runtime::Executor> optimise(ir::Graph g, const CompileOptions& opts) {
@@ -152,30 +145,24 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
     }
   for (size_t k = 0; k < f; ++k)
     for (int o : g.nodes()[k].outputs) forward_value[static_cast<size_t>(o)] = true;
-  // Saved: forward values the backward reads (by value id: deterministic).
-  std::vector<bool> saved(nv, false);
+  // Needed: forward values the backward reads (by value id: deterministic). The partition
+  // saves them, or some of the values they are made from and the backward makes them again.
+  std::vector<bool> needed(nv, false);
   for (size_t k = f; k < n; ++k)
     for (int i : g.nodes()[k].inputs)
-      if (i >= 0 && forward_value[static_cast<size_t>(i)]) saved[static_cast<size_t>(i)] = true;
+      if (i >= 0 && forward_value[static_cast<size_t>(i)]) needed[static_cast<size_t>(i)] = true;
   for (int v : c.grad_values)
-    if (v >= 0 && forward_value[static_cast<size_t>(v)]) saved[static_cast<size_t>(v)] = true;
+    if (v >= 0 && forward_value[static_cast<size_t>(v)]) needed[static_cast<size_t>(v)] = true;
+  const Partition part = choose_saved(g, f, needed, opts.recompute);
 
   auto p = std::make_shared<TrainingProgram>();
-  std::vector<int> fwd_outputs = g.outputs(), saved_ids;
+  std::vector<int> fwd_outputs = g.outputs();
+  const std::vector<int>& saved_ids = part.saved;
   p->num_outputs = fwd_outputs.size();
-  std::vector<bool> root_counted(nv, false);
-  for (size_t v = 0; v < nv; ++v)
-    if (saved[v]) {
-      saved_ids.push_back(static_cast<int>(v));
-      fwd_outputs.push_back(static_cast<int>(v));
-      // Inputs and views of inputs (a transposed weight) are kept by reference: no bytes;
-      // a view of a saved value (a flattened activation) shares its bytes.
-      const int root = g.storage_root(static_cast<int>(v));
-      if (g.value(root).kind == ir::ValueKind::Node && !root_counted[static_cast<size_t>(root)]) {
-        root_counted[static_cast<size_t>(root)] = true;
-        p->saved_bytes += value_bytes(g.value(root));
-      }
-    }
+  fwd_outputs.insert(fwd_outputs.end(), saved_ids.begin(), saved_ids.end());
+  p->saved_bytes = part.saved_bytes;
+  p->naive_saved_bytes = part.naive_saved_bytes;
+  for (size_t k : part.recompute) p->recomputed_ops.push_back(g.nodes()[k].op->name);
   p->num_saved = saved_ids.size();
   std::vector<int> bwd_inputs = saved_ids;
   bwd_inputs.insert(bwd_inputs.end(), c.grad_output_inputs.begin(), c.grad_output_inputs.end());
@@ -186,8 +173,11 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
     if (c.grad_values[j] >= 0) bwd_outputs.push_back(c.grad_values[j]);
   }
   p->output_differentiable = c.output_differentiable;
-  p->forward = optimise(extract(g, fwd_inputs, 0, f, fwd_outputs, p->forward_origin), opts);
-  p->backward = optimise(extract(g, bwd_inputs, f, n, bwd_outputs, p->backward_origin), opts);
+  std::vector<size_t> forward_positions(f), backward_positions = part.recompute;
+  for (size_t k = 0; k < f; ++k) forward_positions[k] = k;
+  for (size_t k = f; k < n; ++k) backward_positions.push_back(k);
+  p->forward = optimise(extract(g, fwd_inputs, forward_positions, fwd_outputs, p->forward_origin), opts);
+  p->backward = optimise(extract(g, bwd_inputs, backward_positions, bwd_outputs, p->backward_origin), opts);
   // Buffers allocated per value (not one arena for the whole run): with the saved values
   // freed as they are consumed, the backward's peak is eager's.
   p->backward->set_use_arena(false);
@@ -255,12 +245,19 @@ std::string TrainingProgram::to_text() const {
     os << "# saved %" << v << " " << dtype_name(val.meta.dtype) << IntArrayRef(val.meta.sizes) << " ("
        << (fg.value(root).kind != ir::ValueKind::Node ? "an input or a view of one, kept by reference"
            : root != v ? "a view of %" + std::to_string(root) + ", no bytes of its own"
-                       : std::to_string(value_bytes(val)) + " bytes")
+                       : std::to_string(runtime::span_bytes(val.meta)) + " bytes")
        << ")\n";
   }
   os << "# forward memory: " << forward->memory_summary() << "\n";
-  os << "backward program (inputs: the " << num_saved
-     << " saved values, then the output gradients):\n"
+  os << "backward program (inputs: the " << num_saved << " saved values, then the output gradients; ";
+  if (recomputed_ops.empty()) {
+    os << "nothing recomputed";
+  } else {
+    os << "recomputes " << recomputed_ops.size() << " forward op(s):";
+    for (const auto& op : recomputed_ops) os << " " << op;
+    os << ", saving " << naive_saved_bytes - saved_bytes << " of " << naive_saved_bytes << " bytes";
+  }
+  os << "):\n"
      << backward->graph().to_text();
   os << "# backward memory: " << backward->memory_summary() << "\n";
   return os.str();

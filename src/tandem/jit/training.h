@@ -31,6 +31,11 @@ struct TrainingProgram {
   std::vector<int> targets;             ///< forward input position of each gradient
   std::vector<bool> target_has_grad;    ///< false: unused (the gradient is undefined)
   int64_t saved_bytes = 0;              ///< bytes of the saved values at capture
+  /// What the forward would save without recomputation (every forward value the backward
+  /// reads): saved_bytes <= naive_saved_bytes.
+  int64_t naive_saved_bytes = 0;
+  /// Ops of the forward nodes the backward program runs again (jit/partition.h), in order.
+  std::vector<std::string> recomputed_ops;
   /// Value id in the joint (captured) graph of each value of the forward / backward
   /// program (-1: made by a pass), for the eager-vs-compiled checker.
   std::vector<int> forward_origin, backward_origin;
