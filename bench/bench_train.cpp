@@ -70,6 +70,8 @@ int main(int argc, char** argv) {
   // --mode step: the eager step below as one function of (x, y), compiled whole.
   std::shared_ptr<tandem::jit::CompiledFunction> whole;
   if (use_step) {
+    tandem::jit::CompileOptions copts;
+    copts.profile = o.profile;
     whole = tandem::compile([&](const std::vector<tandem::Tensor>& in) {
       opt->zero_grad();
       tandem::Tensor loss;
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
       loss.backward();
       opt->step();
       return std::vector<tandem::Tensor>{loss.detach()};
-    });
+    }, copts);
   }
   bool run_compiled = use_compiled;  // off for the eager warm-up step before the capture
   int64_t it = 0;
@@ -181,6 +183,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::fprintf(stderr, "bench_train: step program: %s\n", e->memory_summary().c_str());
+    if (o.profile) std::fprintf(stderr, "bench_train: per-node profile\n%s\n", e->profile_table().c_str());
     std::printf("train_arena/%s\t%lld\tbytes\n", name.c_str(),
                 static_cast<long long>(e->uses_arena() ? e->plan().arena_bytes : 0));
     std::printf("train_arena_plan/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(e->plan().arena_bytes));

@@ -7,6 +7,7 @@
 //
 // Usage of both programs:
 //   PROGRAM --model mlp|cnn [--rounds R] [--seconds S] [--batch B] [--precision fp32|bf16]
+//           [--profile]   (tandem's --mode step only: per-node times to stderr)
 // --precision bf16 runs forward and loss under bfloat16 autocast (issue 16; tandem's
 // AutocastGuard, libtorch's at::autocast CPU state as torch.autocast("cpu") sets it).
 // Output: one line `train/<case><TAB><samples/s><TAB>samples/s` and one line
@@ -43,6 +44,11 @@ struct Options {
   std::string mode = "eager";
   int batch = kBatch;              ///< samples per step
   std::string precision = "fp32";  ///< fp32 | bf16 (forward and loss under bfloat16 autocast)
+  /// tandem only, --mode step: after the timed rounds, print the step program's per-node
+  /// times (the executor's profile table: calls, total and mean time per node over every
+  /// compiled step) to stderr. Profiling adds two clock reads per node, so the figures of
+  /// such a run are not the ones to report.
+  bool profile = false;
 };
 
 inline Options parse(int argc, char** argv) {
@@ -56,10 +62,11 @@ inline Options parse(int argc, char** argv) {
     else if (a == "--mode" && has_value) o.mode = argv[++i];
     else if (a == "--batch" && has_value) o.batch = std::max(1, std::atoi(argv[++i]));
     else if (a == "--precision" && has_value) o.precision = argv[++i];
+    else if (a == "--profile") o.profile = true;
     else {
       std::fprintf(stderr,
                    "usage: %s --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled|step] [--batch B] "
-                   "[--precision fp32|bf16]\n",
+                   "[--precision fp32|bf16] [--profile]\n",
                    argv[0]);
       std::exit(2);
     }
