@@ -240,7 +240,10 @@ Tensor constant_value(const Ctx& c) {
 }
 
 Tensor pool(Ctx& c, bool is_max) {
-  const Tensor& x = c.in(0);
+  const Tensor& x0 = c.in(0);
+  // Integer max pooling runs in float32 (exact for 8- and 16-bit values).
+  const bool int_in = is_max && !is_floating_point(x0.dtype()) && element_size(x0.dtype()) <= 2;
+  const Tensor x = int_in ? x0.to(DType::Float32) : x0;
   if (x.dim() != 3 && x.dim() != 4) c.unsupported("only 1-D and 2-D pooling (input rank 3 or 4), got rank " + std::to_string(x.dim()));
   Spatial s = spatial(c, x, c.attr_ints("kernel_shape"));
   if (s.kernel.size() != static_cast<size_t>(x.dim() - 2)) c.invalid("kernel_shape does not match the input rank");
@@ -277,7 +280,22 @@ Tensor pool(Ctx& c, bool is_max) {
       }
     }
   }
-  return one_d ? squeeze(y, 2) : y;
+  y = one_d ? squeeze(y, 2) : y;
+  return int_in ? y.to(x0.dtype()) : y;
+}
+
+// MaxPool with its Indices output (2-D, symmetric pads): indices into the whole input
+// flattened (row-major, or column-major within each plane for storage_order 1).
+Outs max_pool_indices(Ctx& c) {
+  const Tensor& x = c.in(0);
+  if (x.dim() != 4) c.unsupported("the Indices output for input rank " + std::to_string(x.dim()));
+  Spatial s = spatial(c, x, c.attr_ints("kernel_shape"));
+  if (!s.symmetric()) c.unsupported("the Indices output with asymmetric pads");
+  auto [y, idx] = max_pool2d_with_indices(x, s.kernel, s.strides, s.begin_pads(), s.dilations, c.attr_i("ceil_mode", 0) != 0);
+  const int64_t h = x.size(2), w = x.size(3);
+  if (c.attr_i("storage_order", 0)) idx = add(mul(remainder(idx, w), h), div(idx, w, std::string("floor")));
+  Tensor plane = reshape(mul(arange(x.size(0) * x.size(1)), h * w), {x.size(0), x.size(1), 1, 1});
+  return {y, add(idx, plane)};
 }
 
 Tensor conv(Ctx& c) {
@@ -305,7 +323,24 @@ Tensor conv(Ctx& c) {
 Tensor conv_transpose(Ctx& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
-  if (x.dim() != 4) c.unsupported("only 2-D ConvTranspose (input rank 4), got rank " + std::to_string(x.dim()));
+  if (x.dim() == 3) {  // 1-D: a height of 1
+    Node n2 = c.node();
+    for (const char* a : {"kernel_shape", "strides", "dilations", "output_padding", "output_shape"})
+      if (n2.attrs.count(a)) n2.attrs[a].ints.insert(n2.attrs[a].ints.begin(), 1);
+    if (n2.attrs.count("pads")) {
+      auto& p = n2.attrs["pads"].ints;
+      if (p.size() == 2) p = {0, p[0], 0, p[1]};
+    }
+    std::vector<Value> vals;
+    vals.push_back(Value{unsqueeze(x, 2), false});
+    vals.push_back(Value{unsqueeze(w, 2), false});
+    if (c.has(2)) vals.push_back(Value{c.in(2), false});
+    std::vector<const Value*> ptrs;
+    for (const auto& v : vals) ptrs.push_back(&v);
+    Ctx c2(n2, ptrs, c.source());
+    return squeeze(conv_transpose(c2), 2);
+  }
+  if (x.dim() != 4) c.unsupported("only 1-D and 2-D ConvTranspose (input rank 3 or 4), got rank " + std::to_string(x.dim()));
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {w.sizes().begin() + 2, w.sizes().end()});
   const size_t k = 2;
   auto strides = c.attr_ints("strides", {1, 1});
@@ -352,6 +387,163 @@ Tensor arg_reduce(Ctx& c, bool is_max) {
     return sub(scalar_tensor(x.size(axis) - 1, DType::Int64), i);
   }
   return is_max ? argmax(x, axis, keep) : argmin(x, axis, keep);
+}
+
+// Negative log-likelihood of log-probabilities `logp` [N, C, d...] at `target` [N, d...]
+// (ONNX NegativeLogLikelihoodLoss): weight [C] optional, ignore_index, reduction
+// none / sum / mean (mean divides by the summed weights of the counted elements).
+Tensor nll(Ctx& c, const Tensor& logp, const Tensor& target_in, const Tensor& weight) {
+  Tensor target = as_dtype(target_in, DType::Int64);
+  Tensor keep = ones_like(target, TensorOptions(DType::Bool));
+  if (c.has_attr("ignore_index")) keep = ne(target, c.attr_i("ignore_index", 0));
+  Tensor safe = where(keep, target, zeros_like(target));
+  Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
+  Tensor w = weight.defined() ? reshape(index_select(weight, 0, reshape(safe, {-1})), sizes_of(safe))
+                              : ones_like(picked);
+  w = mul(w, keep.to(w.dtype()));
+  Tensor loss = neg(mul(picked, w));
+  const std::string red = c.attr_s("reduction", "mean");
+  if (red == "none") return loss;
+  if (red == "sum") return sum(loss);
+  if (red == "mean") return div(sum(loss), sum(w));
+  c.invalid("reduction '" + red + "' is not none, sum or mean");
+}
+
+// Hardmax: 1 at the first maximum along `axis`, 0 elsewhere.
+Tensor hardmax_along(const Tensor& x, int64_t axis) {
+  Tensor idx = argmax(x, axis, true);
+  Tensor pos = arange(x.size(axis));
+  std::vector<int64_t> shape(x.dim(), 1);
+  shape[axis] = x.size(axis);
+  return eq(reshape(pos, shape), idx).to(x.dtype());
+}
+
+// Resize along one axis: out[i] = sum_k x[idx_k[i]] * w_k[i] (nearest: one tap of weight
+// 1, linear: two, cubic: four), indices and weights computed on the host from ONNX's
+// coordinate transformation. `mask`: output positions outside the input
+// (tf_crop_and_resize) get `extrapolation`.
+Tensor resize_axis(const Ctx& c, const Tensor& x, int64_t axis, int64_t out_len, double out_len_f, double scale, const std::string& mode,
+                   const std::string& ctm, const std::string& nearest_mode, double cubic_a, bool exclude_outside,
+                   double roi_start, double roi_end, double extrapolation) {
+  const int64_t in_len = x.size(axis);
+  std::vector<std::vector<int64_t>> idx;
+  std::vector<std::vector<double>> wts;
+  std::vector<bool> outside(out_len, false);
+  const int taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  idx.assign(taps, std::vector<int64_t>(out_len));
+  wts.assign(taps, std::vector<double>(out_len));
+  auto clampi = [&](int64_t v) { return std::min<int64_t>(std::max<int64_t>(v, 0), in_len - 1); };
+  for (int64_t i = 0; i < out_len; ++i) {
+    double xo;
+    if (ctm == "half_pixel") xo = (i + 0.5) / scale - 0.5;
+    else if (ctm == "pytorch_half_pixel") xo = out_len > 1 ? (i + 0.5) / scale - 0.5 : 0.0;
+    else if (ctm == "align_corners") xo = out_len == 1 ? 0.0 : i * double(in_len - 1) / (out_len_f - 1);
+    else if (ctm == "asymmetric") xo = i / scale;
+    else if (ctm == "tf_half_pixel_for_nn") xo = (i + 0.5) / scale;
+    else if (ctm == "tf_crop_and_resize") {
+      xo = out_len > 1 ? roi_start * (in_len - 1) + i * (roi_end - roi_start) * (in_len - 1) / double(out_len - 1)
+                       : 0.5 * (roi_start + roi_end) * (in_len - 1);
+      if (xo < 0 || xo > in_len - 1) outside[i] = true;
+    } else c.invalid("coordinate_transformation_mode '" + ctm + "' is not supported");
+    if (mode == "nearest") {
+      double f = std::floor(xo);
+      int64_t n;
+      if (nearest_mode == "round_prefer_floor") n = (xo - f == 0.5) ? int64_t(f) : int64_t(std::round(xo));
+      else if (nearest_mode == "round_prefer_ceil") n = (xo - f == 0.5) ? int64_t(f) + 1 : int64_t(std::round(xo));
+      else if (nearest_mode == "floor") n = int64_t(f);
+      else if (nearest_mode == "ceil") n = int64_t(std::ceil(xo));
+      else c.invalid("nearest_mode '" + nearest_mode + "' is not supported");
+      idx[0][i] = clampi(n);
+      wts[0][i] = 1.0;
+    } else if (mode == "linear") {
+      double xc = std::min(std::max(xo, 0.0), double(in_len - 1));
+      int64_t x0 = int64_t(std::floor(xc));
+      double t = xc - x0;
+      idx[0][i] = clampi(x0);
+      idx[1][i] = clampi(x0 + 1);
+      wts[0][i] = 1 - t;
+      wts[1][i] = t;
+    } else {
+      int64_t x0 = int64_t(std::floor(xo));
+      double t = xo - x0;
+      auto w = [&](double d) {
+        d = std::fabs(d);
+        if (d <= 1) return ((cubic_a + 2) * d - (cubic_a + 3)) * d * d + 1;
+        if (d < 2) return ((cubic_a * d - 5 * cubic_a) * d + 8 * cubic_a) * d - 4 * cubic_a;
+        return 0.0;
+      };
+      double total = 0;
+      for (int k = 0; k < 4; ++k) {
+        int64_t src = x0 - 1 + k;
+        double wk = w(t + 1 - k);
+        if (exclude_outside && (src < 0 || src >= in_len)) wk = 0;
+        idx[k][i] = clampi(src);
+        wts[k][i] = wk;
+        total += wk;
+      }
+      if (exclude_outside && total != 0)
+        for (int k = 0; k < 4; ++k) wts[k][i] /= total;
+    }
+  }
+  std::vector<int64_t> wshape(x.dim(), 1);
+  wshape[axis] = out_len;
+  Tensor y;
+  for (int k = 0; k < taps; ++k) {
+    Tensor sel = index_select(x, axis, from_vector(idx[k], {out_len}));
+    Tensor term = taps == 1 ? sel : mul(sel, reshape(from_vector(wts[k], {out_len}).to(x.dtype()), wshape));
+    y = k == 0 ? term : add(y, term);
+  }
+  if (std::find(outside.begin(), outside.end(), true) != outside.end()) {
+    std::vector<uint8_t> m(outside.begin(), outside.end());
+    Tensor mask = reshape(from_vector(m, {out_len}).to(DType::Bool), wshape);
+    y = where(mask, full_like(y, extrapolation), y);
+  }
+  return as_dtype(y, x.dtype());
+}
+
+Tensor resize(Ctx& c, bool upsample) {
+  const Tensor& x = c.in(0);
+  const int64_t r = x.dim();
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  std::vector<double> roi;
+  if (upsample) {
+    scales = c.opset() < 9 ? c.attr_floats("scales") : c.doubles(1);
+  } else if (c.opset() < 11) {
+    scales = c.doubles(1);
+  } else {
+    if (c.has(1) && c.in(1).numel() > 0) roi = c.doubles(1);
+    if (c.has(2) && c.in(2).numel() > 0) scales = c.doubles(2);
+    if (c.has(3) && c.in(3).numel() > 0) sizes = c.ints(3);
+  }
+  const bool from_scales = sizes.empty();
+  if (!sizes.empty()) {
+    if (static_cast<int64_t>(sizes.size()) != r) c.invalid("sizes must hold one value per input dim");
+    scales.clear();
+    for (int64_t d = 0; d < r; ++d) scales.push_back(double(sizes[d]) / double(x.size(d)));
+  } else {
+    if (static_cast<int64_t>(scales.size()) != r) c.invalid("scales must hold one value per input dim");
+    for (int64_t d = 0; d < r; ++d) {
+      if (!(scales[d] > 0)) c.invalid("scales must be positive");
+      sizes.push_back(static_cast<int64_t>(std::floor(x.size(d) * scales[d])));
+    }
+  }
+  std::string mode = c.attr_s("mode", "nearest");
+  if (mode == "bilinear" || mode == "trilinear") mode = "linear";  // Upsample-7 spellings
+  if (mode != "nearest" && mode != "linear" && mode != "cubic") c.invalid("mode '" + mode + "' is not supported");
+  std::string ctm = upsample || c.opset() < 11 ? "asymmetric" : c.attr_s("coordinate_transformation_mode", "half_pixel");
+  std::string nm = upsample || c.opset() < 11 ? "floor" : c.attr_s("nearest_mode", "round_prefer_floor");
+  if (c.has_attr("antialias") && c.attr_i("antialias", 0)) c.unsupported("antialias");
+  Tensor y = x;
+  for (int64_t d = 0; d < r; ++d) {
+    if (sizes[d] == x.size(d) && scales[d] == 1.0 && ctm != "tf_crop_and_resize") continue;
+    double rs = roi.size() == size_t(2 * r) ? roi[d] : 0.0, re = roi.size() == size_t(2 * r) ? roi[d + r] : 1.0;
+    // align_corners divides by the unrounded resized length (in * scale) when scales are given.
+    double len_f = from_scales ? x.size(d) * scales[d] : double(sizes[d]);
+    y = resize_axis(c, y, d, sizes[d], len_f, scales[d], mode, ctm, nm, c.attr_f("cubic_coeff_a", -0.75),
+                    c.attr_i("exclude_outside", 0) != 0, rs, re, c.attr_f("extrapolation_value", 0.0));
+  }
+  return y;
 }
 
 const std::map<std::string, Converter>& table() {
@@ -423,7 +615,14 @@ const std::map<std::string, Converter>& table() {
       {"PRelu",
        [](Ctx& c) -> Outs {
          const Tensor& x = c.in(0);
-         return {where(lt(x, 0), mul(x, c.in(1)), x)};
+         Tensor slope = c.in(1);
+         // Opsets before 7 broadcast a [C] slope over the channel dim (dim 1).
+         if (slope.dim() == 1 && x.dim() > 2 && slope.size(0) == x.size(1) && slope.size(0) != x.size(-1)) {
+           std::vector<int64_t> shape(x.dim() - 1, 1);
+           shape[0] = slope.size(0);
+           slope = reshape(slope, shape);
+         }
+         return {where(lt(x, 0), mul(x, slope), x)};
        }},
       {"Shrink",
        [](Ctx& c) -> Outs {
@@ -515,8 +714,7 @@ const std::map<std::string, Converter>& table() {
       {"ConvTranspose", [](Ctx& c) -> Outs { return {conv_transpose(c)}; }},
       {"MaxPool",
        [](Ctx& c) -> Outs {
-         if (c.node().outputs.size() > 1 && !c.node().outputs[1].empty()) c.unsupported("the Indices output");
-         if (c.attr_i("storage_order", 0)) c.unsupported("storage_order 1");
+         if (c.node().outputs.size() > 1 && !c.node().outputs[1].empty()) return max_pool_indices(c);
          return {pool(c, true)};
        }},
       {"AveragePool", [](Ctx& c) -> Outs { return {pool(c, false)}; }},
@@ -536,7 +734,22 @@ const std::map<std::string, Converter>& table() {
        }},
       {"BatchNormalization",
        [](Ctx& c) -> Outs {
-         if (c.attr_i("training_mode", 0)) c.unsupported("training_mode 1");
+         if (c.attr_i("training_mode", 0)) {
+           // Batch statistics (biased variance); running stats blended with momentum.
+           const Tensor& x = c.in(0);
+           std::vector<int64_t> dims = {0}, bshape(x.dim(), 1);
+           for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+           bshape[1] = x.size(1);
+           double eps = c.attr_f("epsilon", 1e-5), mom = c.attr_f("momentum", 0.9);
+           Tensor m = mean(x, dims, false);
+           Tensor v = mean(mul(sub(x, reshape(m, bshape)), sub(x, reshape(m, bshape))), dims, false);
+           Tensor y = add(mul(div(sub(x, reshape(m, bshape)), sqrt(add(reshape(v, bshape), eps))),
+                              reshape(c.in(1), bshape)),
+                          reshape(c.in(2), bshape));
+           Tensor rm = add(mul(c.in(3), mom), mul(m, 1 - mom));
+           Tensor rv = add(mul(c.in(4), mom), mul(v, 1 - mom));
+           return {y, rm, rv};
+         }
          if (c.opset() < 6 && c.attr_i("is_test", 0) == 0 && c.node().outputs.size() > 1)
            c.unsupported("training-mode outputs (is_test 0)");
          return {batch_norm(c.in(0), c.in(3), c.in(4), c.in(1), c.in(2), false, 0.1, c.attr_f("epsilon", 1e-5))};
@@ -549,18 +762,81 @@ const std::map<std::string, Converter>& table() {
        [](Ctx& c) -> Outs {
          const Tensor& x = c.in(0);
          int64_t axis = norm_axis(c, c.attr_i("axis", -1), x.dim());
-         if (c.node().outputs.size() > 1) c.unsupported("the Mean / InvStdDev outputs");
          std::vector<int64_t> shape(x.sizes().begin() + axis, x.sizes().end());
          Tensor w = c.in(1).dim() == static_cast<int64_t>(shape.size()) ? c.in(1) : broadcast_to(c.in(1), shape);
          Tensor b;
          if (c.has(2)) b = c.in(2).dim() == static_cast<int64_t>(shape.size()) ? c.in(2) : broadcast_to(c.in(2), shape);
-         return {layer_norm(x, shape, w, b, c.attr_f("epsilon", 1e-5))};
+         if (c.node().outputs.size() == 1) return {layer_norm(x, shape, w, b, c.attr_f("epsilon", 1e-5))};
+         auto [y, mu, rstd] = native_layer_norm(x, shape, w, b, c.attr_f("epsilon", 1e-5));
+         return {y, mu, rstd};
        }},
+      {"NegativeLogLikelihoodLoss",
+       [](Ctx& c) -> Outs { return {nll(c, c.in(0), c.in(1), c.has(2) ? c.in(2) : Tensor())}; }},
+      {"SoftmaxCrossEntropyLoss",
+       [](Ctx& c) -> Outs {
+         Tensor logp = log_softmax(c.in(0), 1);
+         Tensor loss = nll(c, logp, c.in(1), c.has(2) ? c.in(2) : Tensor());
+         return {loss, logp};
+       }},
+      {"Hardmax",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         if (c.opset() >= 13) return {hardmax_along(x, norm_axis(c, c.attr_i("axis", -1), x.dim()))};
+         int64_t axis = norm_axis(c, c.attr_i("axis", 1), x.dim());
+         int64_t outer = 1;
+         for (int64_t i = 0; i < axis; ++i) outer *= x.size(i);
+         return {reshape(hardmax_along(reshape(x, {outer, -1}), 1), sizes_of(x))};
+       }},
+      {"EyeLike",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         if (x.dim() != 2) c.invalid("input must be 2-D");
+         DType d = c.has_attr("dtype") ? dtype_from_onnx(c.attr_i("dtype", 1), c.where()) : x.dtype();
+         Tensor rows = unsqueeze(arange(x.size(0)), 1), cols = unsqueeze(arange(x.size(1)), 0);
+         return {eq(sub(cols, rows), c.attr_i("k", 0)).to(d)};
+       }},
+      {"MeanVarianceNormalization",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         std::vector<int64_t> axes = c.attr_ints("axes", {0, 2, 3});
+         for (auto& a : axes) a = norm_axis(c, a, x.dim());
+         Tensor m = mean(x, axes, true);
+         Tensor d = sub(x, m);
+         Tensor var = sub(mean(mul(x, x), axes, true), mul(m, m));
+         return {div(d, add(sqrt(var), 1e-9))};
+       }},
+      {"LRN",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         int64_t size = c.attr_i("size", 0);
+         if (size <= 0 || x.dim() < 3) c.invalid("size must be positive and the input at least 3-D");
+         double alpha = c.attr_f("alpha", 1e-4), beta = c.attr_f("beta", 0.75), bias = c.attr_f("bias", 1.0);
+         int64_t before = (size - 1) / 2, after = size - 1 - before;
+         Tensor sq = movedim(mul(x, x), 1, -1);
+         Tensor win = sum(unfold(pad(sq, {before, after}, "constant", 0.0), -1, size, 1), {-1});
+         Tensor denom = pow(add(mul(movedim(win, -1, 1), alpha / double(size)), bias), beta);
+         return {div(x, denom)};
+       }},
+      {"Compress",
+       [](Ctx& c) -> Outs {
+         Tensor x = c.in(0);
+         int64_t axis = 0;
+         if (c.has_attr("axis")) axis = norm_axis(c, c.attr_i("axis", 0), x.dim());
+         else x = reshape(x, {-1});
+         Tensor cond = as_dtype(c.in(1), DType::Bool);
+         if (cond.numel() > x.size(axis)) cond = narrow(cond, 0, 0, x.size(axis));
+         return {index_select(x, axis, reshape(nonzero(cond), {-1}))};
+       }},
+      {"Resize", [](Ctx& c) -> Outs { return {resize(c, false)}; }},
+      {"Upsample", [](Ctx& c) -> Outs { return {resize(c, true)}; }},
       {"Softmax", [](Ctx& c) -> Outs { return {softmax_like(c, false)}; }},
       {"LogSoftmax", [](Ctx& c) -> Outs { return {softmax_like(c, true)}; }},
       {"Dropout",
        [](Ctx& c) -> Outs {
-         if (c.has(2) && c.ints(2).at(0) != 0) c.unsupported("training_mode true (random)");
+         if (c.has(2) && c.doubles(2).at(0) != 0) {
+           double ratio = c.has(1) ? c.doubles(1).at(0) : 0.5;
+           if (ratio != 0) c.unsupported("training_mode true with a nonzero ratio (random)");
+         }
          if (c.opset() < 7 && c.attr_i("is_test", 0) == 0 && c.node().outputs.size() > 1)
            c.unsupported("training mode (is_test 0)");
          const Tensor& x = c.in(0);
@@ -747,6 +1023,8 @@ const std::map<std::string, Converter>& table() {
          if (red == "mul") return {scatter_reduce(x, axis, idx, c.in(2), "prod")};
          c.unsupported("reduction '" + red + "'");
        }},
+      {"Scatter",  // opsets 9-10: ScatterElements under its old name
+       [](Ctx& c) -> Outs { return (*find_converter("ScatterElements"))(c); }},
       {"ScatterND",
        [](Ctx& c) -> Outs {
          const Tensor& x = c.in(0);

@@ -99,6 +99,8 @@ class Ctx {
   std::vector<double> attr_floats(const std::string& name) const;
   const Attr* attr(const std::string& name) const;
 
+  /// The model file (or label) errors name.
+  const std::string& source() const { return source_; }
   /// "[onnx] FILE: node NAME (OP, opset V): " prefix for messages.
   std::string where() const;
   /// Raises NotImplementedError "<where> <what>".
