@@ -365,6 +365,14 @@ std::vector<std::string> supported_ops() { return converter_names(); }
 // ------------------------------------------------------------------------ OnnxModel
 
 OnnxModel::OnnxModel(std::shared_ptr<const Graph> graph) : nn::Module("OnnxModel"), graph_(std::move(graph)) {
+  // Every op must have a converter: refuse the model at load, naming the op and opset.
+  for (const Node& n : graph_->nodes) {
+    const std::string where = prefix(graph_->source) + "node " + n.name + " (" + n.op_type + ", opset " +
+                              std::to_string(n.opset) + "): ";
+    if (!n.domain.empty())
+      throw NotImplementedError(where + "domain '" + n.domain + "' is not supported (only the default ONNX domain)");
+    if (!find_converter(n.op_type)) throw NotImplementedError(where + "has no converter in tandem");
+  }
   std::set<std::string> used;
   for (const auto& [name, t] : graph_->initializers) {
     std::string key = sanitize(name);
