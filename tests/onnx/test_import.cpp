@@ -489,3 +489,16 @@ TEST(OnnxImport, SupportedOpsListsTheTable) {
     EXPECT_TRUE(std::find(ops.begin(), ops.end(), op) != ops.end()) << op;
   EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
 }
+
+// The fuzz target's seeds (tests/fuzz/make_seeds.py writes them byte by byte) are valid
+// files that reach the converters: the models load and run.
+TEST(OnnxImport, FuzzSeedsLoadAndRun) {
+  const std::string dir = std::string(TANDEM_ONNX_TEST_DIR) + "/../fuzz/corpus/onnx/";
+  auto mlp = tandem::onnx::load_model(dir + "mlp");
+  Tensor y = (*mlp)(ones({1, 3}));
+  EXPECT_TRUE(allclose(y, tensor({3.25f, 7.0f}), 1e-6, 1e-6));  // relu([6.5, 14]) * 0.5
+  auto conv = tandem::onnx::load_model(dir + "conv_pool");
+  EXPECT_EQ((*conv)(ones({1, 1, 4, 4})).sizes().vec(), (std::vector<int64_t>{1, 1, 2, 2}));
+  Tensor t = tandem::onnx::load_tensor(dir + "tensor");
+  EXPECT_TRUE(equal(t, from_vector(std::vector<int64_t>{1, -2, 3, int64_t{1} << 40}, {2, 2})));
+}
