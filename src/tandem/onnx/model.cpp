@@ -360,6 +360,30 @@ Tensor load_tensor_from_bytes(const std::string& bytes, const std::string& label
 
 Tensor load_tensor(const std::string& path) { return load_tensor_from_bytes(read_file(path, "onnx"), path); }
 
+void save_tensor(const std::string& path, const Tensor& t, const std::string& name) {
+  ::onnx::TensorProto p;
+  p.set_name(name);
+  int code = 0;
+  switch (t.dtype()) {
+    case DType::Float32: code = ::onnx::TensorProto::FLOAT; break;
+    case DType::Float64: code = ::onnx::TensorProto::DOUBLE; break;
+    case DType::Float16: code = ::onnx::TensorProto::FLOAT16; break;
+    case DType::BFloat16: code = ::onnx::TensorProto::BFLOAT16; break;
+    case DType::Int64: code = ::onnx::TensorProto::INT64; break;
+    case DType::Int32: code = ::onnx::TensorProto::INT32; break;
+    case DType::Int16: code = ::onnx::TensorProto::INT16; break;
+    case DType::Int8: code = ::onnx::TensorProto::INT8; break;
+    case DType::UInt8: code = ::onnx::TensorProto::UINT8; break;
+    case DType::Bool: code = ::onnx::TensorProto::BOOL; break;
+  }
+  p.set_data_type(code);
+  for (int64_t d : t.sizes()) p.add_dims(d);
+  Tensor c = t.contiguous();
+  p.set_raw_data(std::string(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.nbytes())));
+  const std::string bytes = p.SerializeAsString();
+  io::atomic_write(path, "onnx", [&](io::FileWriter& w) { w.write(bytes.data(), bytes.size()); });
+}
+
 std::vector<std::string> supported_ops() { return converter_names(); }
 
 // ------------------------------------------------------------------------ OnnxModel

@@ -67,6 +67,9 @@ std::shared_ptr<OnnxModel> load_model_from_bytes(const std::string& bytes, const
 Tensor load_tensor(const std::string& path);
 /// Parses a serialized TensorProto held in memory (`label` names it in errors).
 Tensor load_tensor_from_bytes(const std::string& bytes, const std::string& label);
+/// Writes `t` as a serialized TensorProto (raw_data, little-endian) to `path`, atomically;
+/// `name` goes in its name field. RuntimeError when the file cannot be written.
+void save_tensor(const std::string& path, const Tensor& t, const std::string& name = "");
 /// The ONNX op types (default domain) the importer converts, sorted.
 std::vector<std::string> supported_ops();
 
