@@ -6,6 +6,7 @@
 // NotImplementedError naming the op and the opset (Ctx::unsupported).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -722,6 +723,128 @@ Tensor int_minus_zp(const Tensor& v, const Tensor& zp, int64_t axis) {
   return r;
 }
 
+// ---------------------------------------------------------------- host-side ops
+// Unique (data-dependent, so computed on the host): slices along `axis` (or elements of
+// the flattened input) compared exactly; Y in sorted or first-occurrence order, with
+// the first-occurrence indices, the inverse indices and the counts.
+Outs unique_onnx(Ctx& c) {
+  Tensor x = c.in(0);
+  const bool has_axis = c.has_attr("axis");
+  int64_t axis = 0;
+  if (has_axis) axis = norm_axis(c, c.attr_i("axis", 0), x.dim());
+  else x = reshape(x, {-1});
+  Tensor rows = reshape(movedim(x, axis, 0), {x.size(axis), -1}).to(DType::Float64).contiguous();
+  const int64_t n = rows.size(0), w = rows.numel() / std::max<int64_t>(n, 1);
+  std::vector<double> v(rows.numel());
+  if (!v.empty()) std::memcpy(v.data(), rows.data_ptr(), v.size() * sizeof(double));
+  auto less = [&](int64_t a, int64_t b) {
+    return std::lexicographical_compare(v.begin() + a * w, v.begin() + (a + 1) * w, v.begin() + b * w, v.begin() + (b + 1) * w);
+  };
+  auto same = [&](int64_t a, int64_t b) { return std::equal(v.begin() + a * w, v.begin() + (a + 1) * w, v.begin() + b * w); };
+  std::vector<int64_t> first;  // first occurrence of each distinct slice, in order of appearance
+  std::vector<int64_t> group(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t g = -1;
+    for (size_t k = 0; k < first.size() && g < 0; ++k)
+      if (same(first[k], i)) g = static_cast<int64_t>(k);
+    if (g < 0) {
+      g = static_cast<int64_t>(first.size());
+      first.push_back(i);
+    }
+    group[i] = g;
+  }
+  std::vector<int64_t> order(first.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (c.attr_i("sorted", 1))
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return less(first[a], first[b]); });
+  std::vector<int64_t> rank(order.size()), idx, counts(order.size(), 0), inverse(n);
+  for (size_t k = 0; k < order.size(); ++k) {
+    rank[order[k]] = static_cast<int64_t>(k);
+    idx.push_back(first[order[k]]);
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    inverse[i] = rank[group[i]];
+    ++counts[inverse[i]];
+  }
+  const int64_t u = static_cast<int64_t>(idx.size());
+  Tensor it = from_vector(idx, {u});
+  return {index_select(x, axis, it), it, from_vector(inverse, {n}), from_vector(counts, {u})};
+}
+
+// NonMaxSuppression on the host: per batch and class, boxes by descending score above
+// score_threshold, each kept unless its IoU with a kept box exceeds iou_threshold, at
+// most max_output_boxes_per_class; rows (batch, class, box) as int64 [K, 3].
+Tensor non_max_suppression(Ctx& c) {
+  Tensor boxes = c.in(0).to(DType::Float64).contiguous(), scores = c.in(1).to(DType::Float64).contiguous();
+  if (boxes.dim() != 3 || boxes.size(2) != 4 || scores.dim() != 3 || scores.size(0) != boxes.size(0) ||
+      scores.size(2) != boxes.size(1))
+    c.invalid("boxes must be [B, N, 4] and scores [B, C, N]");
+  const int64_t max_out = c.has(2) && c.in(2).numel() ? c.ints(2).at(0) : 0;
+  const double iou_t = c.has(3) && c.in(3).numel() ? c.doubles(3).at(0) : 0.0;
+  const bool has_st = c.has(4) && c.in(4).numel();
+  const double st = has_st ? c.doubles(4).at(0) : 0.0;
+  const bool center = c.attr_i("center_point_box", 0) != 0;
+  const int64_t B = boxes.size(0), N = boxes.size(1), C = scores.size(1);
+  const double* bx = boxes.data_ptr<double>();
+  const double* sc = scores.data_ptr<double>();
+  auto corners = [&](int64_t b, int64_t i, double out[4]) {  // y1, x1, y2, x2 with y1 <= y2
+    const double* p = bx + (b * N + i) * 4;
+    if (center) {
+      out[0] = p[1] - p[3] / 2;
+      out[1] = p[0] - p[2] / 2;
+      out[2] = p[1] + p[3] / 2;
+      out[3] = p[0] + p[2] / 2;
+    } else {
+      out[0] = std::min(p[0], p[2]);
+      out[1] = std::min(p[1], p[3]);
+      out[2] = std::max(p[0], p[2]);
+      out[3] = std::max(p[1], p[3]);
+    }
+  };
+  auto iou = [&](int64_t b, int64_t i, int64_t j) {
+    double a[4], d[4];
+    corners(b, i, a);
+    corners(b, j, d);
+    double ih = std::min(a[2], d[2]) - std::max(a[0], d[0]), iw = std::min(a[3], d[3]) - std::max(a[1], d[1]);
+    if (ih <= 0 || iw <= 0) return 0.0;
+    double inter = ih * iw, area = (a[2] - a[0]) * (a[3] - a[1]) + (d[2] - d[0]) * (d[3] - d[1]) - inter;
+    return area <= 0 ? 0.0 : inter / area;
+  };
+  std::vector<int64_t> rows;
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t k = 0; k < C; ++k) {
+      std::vector<int64_t> cand;
+      for (int64_t i = 0; i < N; ++i)
+        if (!has_st || sc[(b * C + k) * N + i] > st) cand.push_back(i);
+      std::stable_sort(cand.begin(), cand.end(),
+                       [&](int64_t i, int64_t j) { return sc[(b * C + k) * N + i] > sc[(b * C + k) * N + j]; });
+      std::vector<int64_t> kept;
+      for (int64_t i : cand) {
+        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        bool ok = true;
+        for (int64_t j : kept) ok = ok && !(iou(b, i, j) > iou_t);
+        if (ok) kept.push_back(i);
+      }
+      for (int64_t i : kept) rows.insert(rows.end(), {b, k, i});
+    }
+  return from_vector(rows, {static_cast<int64_t>(rows.size() / 3), 3});
+}
+
+// Hann, Hamming and Blackman windows: sum_k a_k cos(2 pi k n / D) over n < size, with
+// D = size (periodic) or size - 1 (symmetric).
+Tensor window(Ctx& c, const std::vector<double>& coeffs) {
+  const int64_t n = c.ints(0).at(0);
+  if (n < 0) c.invalid("size must be non-negative");
+  const double denom = c.attr_i("periodic", 1) ? double(n) : double(n - 1);
+  std::vector<double> v(n);
+  for (int64_t i = 0; i < n; ++i) {
+    double acc = 0;
+    for (size_t k = 0; k < coeffs.size(); ++k) acc += coeffs[k] * std::cos(2 * M_PI * double(k) * double(i) / denom);
+    v[i] = acc;
+  }
+  return from_vector(v, {n}).to(dtype_from_onnx(c.attr_i("output_datatype", 1), c.where()));
+}
+
 const std::map<std::string, Converter>& table() {
   static const std::map<std::string, Converter> tbl = {
       // ---------------------------------------------------------------- elementwise unary
@@ -1061,6 +1184,60 @@ const std::map<std::string, Converter>& table() {
          for (const auto& v : vals) ptrs.push_back(&v);
          Ctx c2(c.node(), ptrs, c.source());
          return {quantize(conv(c2), c.in(6), c.in(7), 1)};
+       }},
+      {"Unique", [](Ctx& c) -> Outs { return unique_onnx(c); }},
+      {"NonMaxSuppression", [](Ctx& c) -> Outs { return {non_max_suppression(c)}; }},
+      {"HannWindow", [](Ctx& c) -> Outs { return {window(c, {0.5, -0.5})}; }},
+      {"HammingWindow", [](Ctx& c) -> Outs { return {window(c, {25.0 / 46.0, -21.0 / 46.0})}; }},
+      {"BlackmanWindow", [](Ctx& c) -> Outs { return {window(c, {0.42, -0.5, 0.08})}; }},
+      {"ReverseSequence",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         const int64_t bax = c.attr_i("batch_axis", 1), tax = c.attr_i("time_axis", 0);
+         if (x.dim() < 2 || (bax != 0 && bax != 1) || (tax != 0 && tax != 1) || bax == tax)
+           c.invalid("batch_axis and time_axis must be 0 and 1 in some order");
+         std::vector<int64_t> lens = c.ints(1);
+         const int64_t T = x.size(tax), Bn = x.size(bax);
+         if (static_cast<int64_t>(lens.size()) != Bn) c.invalid("sequence_lens must hold one length per batch entry");
+         std::vector<int64_t> src(T * Bn);  // [T, B] source time index
+         for (int64_t t = 0; t < T; ++t)
+           for (int64_t b = 0; b < Bn; ++b) src[t * Bn + b] = t < lens[b] ? lens[b] - 1 - t : t;
+         std::vector<int64_t> shape(x.dim(), 1);
+         shape[tax] = T;
+         shape[bax] = Bn;
+         Tensor idx = from_vector(src, {T, Bn});
+         if (tax == 1) idx = t(idx);
+         idx = expand(reshape(idx.contiguous(), shape), sizes_of(x));
+         return {gather(x, tax, idx.contiguous())};
+       }},
+      {"MaxUnpool",
+       [](Ctx& c) -> Outs {
+         const Tensor& x = c.in(0);
+         Tensor idx = as_dtype(c.in(1), DType::Int64);
+         auto kernel = c.attr_ints("kernel_shape");
+         const size_t k = kernel.size();
+         if (static_cast<int64_t>(k) != x.dim() - 2) c.invalid("kernel_shape does not match the input rank");
+         auto strides = c.attr_ints("strides", std::vector<int64_t>(k, 1));
+         auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
+         // Indices address the default output shape; a larger output_shape pads its end.
+         std::vector<int64_t> out = {x.size(0), x.size(1)};
+         for (size_t i = 0; i < k; ++i)
+           out.push_back((x.size(2 + i) - 1) * strides[i] + kernel[i] - pads[i] - pads[i + k]);
+         int64_t total = 1;
+         for (int64_t d : out) total *= d;
+         Tensor y = zeros({total}, x.dtype());
+         y = reshape(scatter(y, 0, reshape(idx, {-1}), reshape(x, {-1})), out);
+         if (c.has(2)) {
+           std::vector<int64_t> want = c.ints(2), tp;
+           if (want.size() != out.size()) c.invalid("output_shape must have the input's rank");
+           for (size_t i = out.size(); i-- > 2;) {
+             if (want[i] < out[i]) c.invalid("output_shape is smaller than the unpooled shape");
+             tp.push_back(0);
+             tp.push_back(want[i] - out[i]);
+           }
+           y = pad(y, tp, "constant", 0.0);
+         }
+         return {y};
        }},
       {"Softmax", [](Ctx& c) -> Outs { return {softmax_like(c, false)}; }},
       {"LogSoftmax", [](Ctx& c) -> Outs { return {softmax_like(c, true)}; }},
