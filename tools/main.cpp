@@ -77,6 +77,7 @@ void usage(std::ostream& os) {
         "             (tandem predict --help)\n"
         "  dump       print the graph compiled mode captures for a model (tandem dump --help)\n"
         "  run        run an ONNX model on .pb / .npy inputs, eagerly or compiled (tandem run --help)\n"
+        "  export     write a reference model (and a checkpoint's weights) as ONNX (tandem export --help)\n"
         "  demo       a tour of the tensor library: tensors, views, promotion, autograd, profiler\n"
         "  --version  the version of tandem\n"
         "  --help     this text\n";
@@ -128,6 +129,7 @@ int main(int argc, char** argv) {
     if (cmd == "predict") return tandem::tools::predict_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "dump") return tandem::tools::dump_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "run") return tandem::tools::run_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "export") return tandem::tools::export_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "train") return tandem::tools::train_main(std::vector<std::string>(argv + 2, argv + argc));
     std::cerr << "tandem: unknown command '" << cmd << "'\n";
     usage(std::cerr);

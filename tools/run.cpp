@@ -7,8 +7,11 @@
 
 #include "tandem/autograd/engine.h"
 #include "tandem/dispatch/profiler.h"
+#include "tandem/core/generator.h"
+#include "tandem/io/checkpoint.h"
 #include "tandem/io/file_util.h"
 #include "tandem/nn/compiled.h"
+#include "tandem/nn/models.h"
 #include "tandem/onnx/onnx.h"
 #include "tandem/ops/creation.h"
 #include "tandem/runtime/executor.h"
@@ -207,6 +210,54 @@ int run_main(const std::vector<std::string>& args) {
               << outs[i] << "\n";
     if (!out_dir.empty()) onnx::save_tensor(out_dir + "/output_" + std::to_string(i) + ".pb", outs[i], names[i]);
   }
+  return 0;
+}
+
+std::string export_usage() {
+  return "usage: tandem export --model mlp|cnn [--checkpoint PATH] --out FILE.onnx [--batch N]\n\n"
+         "Writes a reference model of `tandem train` as an ONNX model (opset 13): parameters as\n"
+         "initializers, input 'input_0' float32 [N, 1, 28, 28] (N = --batch, default 1), output\n"
+         "'output_0' (the logits). Without --checkpoint the weights are the seed-0 initial ones.\n"
+         "`tandem run FILE.onnx --input x.pb` runs it back.\n\n"
+         "  --help   this text\n";
+}
+
+int export_main(const std::vector<std::string>& args) {
+  std::string model = "mlp", checkpoint, out;
+  int64_t batch = 1;
+  try {
+    for (size_t i = 0; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--help" || a == "-h") {
+        std::cout << export_usage();
+        return 0;
+      }
+      TANDEM_CHECK(a == "--model" || a == "--checkpoint" || a == "--out" || a == "--batch", ValueError, "tandem export",
+                   "unknown flag \"", a, "\" (see tandem export --help)");
+      TANDEM_CHECK(i + 1 < args.size(), ValueError, "tandem export", a, " needs a value");
+      const std::string& v = args[++i];
+      if (a == "--model") model = v;
+      else if (a == "--checkpoint") checkpoint = v;
+      else if (a == "--out") out = v;
+      else {
+        TANDEM_CHECK(!v.empty() && v.size() < 7 && v.find_first_not_of("0123456789") == std::string::npos && std::stoll(v) > 0,
+                     ValueError, "tandem export", "--batch got \"", v.substr(0, 20), "\", expected an integer in [1, 999999]");
+        batch = std::stoll(v);
+      }
+    }
+    TANDEM_CHECK(model == "mlp" || model == "cnn", ValueError, "tandem export", "--model got \"", model.substr(0, 40),
+                 "\", expected mlp or cnn");
+    TANDEM_CHECK(!out.empty(), ValueError, "tandem export", "--out FILE.onnx is required");
+  } catch (const ValueError& e) {
+    std::cerr << "tandem export: " << e.what() << "\n";
+    return 2;
+  }
+  manual_seed(0);
+  std::shared_ptr<nn::Module> m = model == "mlp" ? std::static_pointer_cast<nn::Module>(nn::models::fashion_mlp())
+                                                 : std::static_pointer_cast<nn::Module>(nn::models::fashion_cnn());
+  if (!checkpoint.empty()) io::load_checkpoint(checkpoint, *m, nullptr);
+  onnx::export_model(m, {zeros({batch, 1, 28, 28})}, out);
+  std::cout << "wrote " << out << " (" << model << ", input [" << batch << ", 1, 28, 28])\n";
   return 0;
 }
 

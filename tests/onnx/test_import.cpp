@@ -502,3 +502,45 @@ TEST(OnnxImport, FuzzSeedsLoadAndRun) {
   Tensor t = tandem::onnx::load_tensor(dir + "tensor");
   EXPECT_TRUE(equal(t, from_vector(std::vector<int64_t>{1, -2, 3, int64_t{1} << 40}, {2, 2})));
 }
+
+// A deterministic mutation sweep over valid models (the fuzz target's idea, in the normal
+// test run): bit flips, byte overwrites, truncations and duplicated spans of a serialized
+// model either load or raise a tandem::Error; loaded ones run or raise one too.
+TEST(OnnxHostile, MutatedModelsLoadOrRaiseErrors) {
+  const std::string good = mlp_model().SerializeAsString();
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int loaded = 0, refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string m = good;
+    const int edits = 1 + static_cast<int>(next() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const size_t pos = next() % m.size();
+      switch (next() % 4) {
+        case 0: m[pos] = static_cast<char>(m[pos] ^ (1 << (next() % 8))); break;
+        case 1: m[pos] = static_cast<char>(next()); break;
+        case 2: m.resize(pos + 1); break;
+        default: m.insert(pos, m.substr(pos, 1 + next() % 16)); break;
+      }
+    }
+    try {
+      auto model = tandem::onnx::load_model_from_bytes(m, "mutant.onnx");
+      ++loaded;
+      try {
+        autograd::NoGradGuard ng;
+        model->forward_list({from_vector(iota(6, 0.5f), {2, 3})});
+      } catch (const Error&) {
+      }
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("mutant.onnx"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(loaded, 0);
+  EXPECT_GT(refused, 0);
+}

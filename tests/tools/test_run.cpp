@@ -122,3 +122,19 @@ TEST(RunCommand, NpyReaderChecksEveryField) {
   EXPECT_TRUE(has(error_of("trunc_header.npy", npy_bytes("<i8", "(2,)", i64).substr(0, 30)), "header length"));
   fs::remove_all(dir);
 }
+
+TEST(RunCommand, ExportThenRun) {
+  fs::path dir = fs::temp_directory_path() / ("tandem_export_cli_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string model = (dir / "cnn.onnx").string();
+  auto [rc, out] = cli("export --model cnn --batch 2 --out " + model);
+  ASSERT_EQ(rc, 0) << out;
+  std::string zeros8(2 * 28 * 28 * 4, '\0');
+  fs::path x = write_file(dir / "x.npy", npy_bytes("<f4", "(2, 1, 28, 28)", zeros8));
+  auto [rc2, out2] = cli("run " + model + " --input " + x.string() + " --mode compiled");
+  ASSERT_EQ(rc2, 0) << out2;
+  EXPECT_NE(out2.find("output 0 'output_0': float32 [2, 10]"), std::string::npos) << out2;
+  EXPECT_EQ(cli("export --model resnet --out " + model).first, 2);
+  EXPECT_EQ(cli("export --model mlp").first, 2);
+  fs::remove_all(dir);
+}

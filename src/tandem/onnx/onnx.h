@@ -70,6 +70,15 @@ Tensor load_tensor_from_bytes(const std::string& bytes, const std::string& label
 /// Writes `t` as a serialized TensorProto (raw_data, little-endian) to `path`, atomically;
 /// `name` goes in its name field. RuntimeError when the file cannot be written.
 void save_tensor(const std::string& path, const Tensor& t, const std::string& name = "");
+/// Exports `module`'s forward on `example_inputs` as an ONNX model (opset 13) at `path`:
+/// compiled mode's capture (eval mode, no_grad) records the ops; each becomes ONNX nodes,
+/// parameters and buffers become initializers (named as in state_dict), the inputs
+/// input_0.. and the outputs output_0.. with the example's shapes (fixed, no dynamic
+/// axes). NotImplementedError names a tandem op without an ONNX mapping (the table in
+/// export.cpp: elementwise basics, mm/addmm, conv2d, pooling, views, softmax, casts,
+/// batch norm in eval mode) or a forward that does not capture as one graph;
+/// RuntimeError when the file cannot be written. The module's training flag is restored.
+void export_model(const nn::ModulePtr& module, const std::vector<Tensor>& example_inputs, const std::string& path);
 /// The ONNX op types (default domain) the importer converts, sorted.
 std::vector<std::string> supported_ops();
 
