@@ -845,6 +845,94 @@ Tensor window(Ctx& c, const std::vector<double>& coeffs) {
   return from_vector(v, {n}).to(dtype_from_onnx(c.attr_i("output_datatype", 1), c.where()));
 }
 
+// ---------------------------------------------------------------- GridSample
+// Reflects pixel coordinates into [low, high] (twice_low / twice_high are doubled bounds,
+// PyTorch's convention), as GridSample's reflection padding does.
+Tensor reflect_coords(const Tensor& x, double twice_low, double twice_high) {
+  if (twice_low == twice_high) return zeros_like(x);
+  const double lo = twice_low / 2, span = (twice_high - twice_low) / 2;
+  Tensor d = abs(sub(x, lo));
+  Tensor extra = fmod(d, span);
+  Tensor flips = floor(div(d, span));
+  Tensor even = eq(remainder(flips, 2.0), 0.0);
+  return where(even, add(extra, lo), add(neg(extra), span + lo));
+}
+
+// Values of x [N, C, H, W] at integer pixels (iy, ix) [N, Ho, Wo] (float tensors holding
+// integers): [N, C, Ho, Wo]; pixels outside the image give 0.
+Tensor sample_pixels(const Tensor& x, const Tensor& iy, const Tensor& ix) {
+  const int64_t N = x.size(0), C = x.size(1), H = x.size(2), W = x.size(3);
+  Tensor inside = logical_and(logical_and(ge(ix, 0.0), le(ix, double(W - 1))),
+                              logical_and(ge(iy, 0.0), le(iy, double(H - 1))));
+  Tensor cx = clamp(ix, Scalar(0.0), Scalar(double(W - 1))).to(DType::Int64);
+  Tensor cy = clamp(iy, Scalar(0.0), Scalar(double(H - 1))).to(DType::Int64);
+  Tensor lin = reshape(add(mul(cy, W), cx), {N, 1, -1});
+  Tensor vals = gather(reshape(x, {N, C, H * W}), 2, expand(lin, {N, C, lin.size(2)}).contiguous());
+  vals = reshape(vals, {N, C, iy.size(1), iy.size(2)});
+  return mul(vals, unsqueeze(inside, 1).to(x.dtype()));
+}
+
+Tensor grid_sample_onnx(Ctx& c) {
+  const Tensor& x = c.in(0);
+  const Tensor& grid = c.in(1);
+  if (x.dim() != 4 || grid.dim() != 4 || grid.size(3) != 2) c.unsupported("only 4-D input with a [N, H, W, 2] grid");
+  const std::string mode = c.attr_s("mode", "bilinear"), padding = c.attr_s("padding_mode", "zeros");
+  const bool align = c.attr_i("align_corners", 0) != 0;
+  const int64_t H = x.size(2), W = x.size(3);
+  auto unnormalize = [&](const Tensor& g, int64_t size) {
+    return align ? mul(add(g, 1.0), double(size - 1) / 2) : div(sub(mul(add(g, 1.0), double(size)), 1.0), 2.0);
+  };
+  auto pad_coords = [&](Tensor v, int64_t size) {
+    if (padding == "border") return clamp(v, Scalar(0.0), Scalar(double(size - 1)));
+    if (padding == "reflection") {
+      v = align ? reflect_coords(v, 0, 2.0 * (size - 1)) : reflect_coords(v, -1, 2.0 * size - 1);
+      return clamp(v, Scalar(0.0), Scalar(double(size - 1)));
+    }
+    if (padding != "zeros") c.invalid("padding_mode '" + padding + "' is not zeros, border or reflection");
+    return v;
+  };
+  Tensor g = grid.to(x.dtype());
+  Tensor fx = unnormalize(select(g, 3, 0), W), fy = unnormalize(select(g, 3, 1), H);
+  if (mode == "nearest") return sample_pixels(x, round(pad_coords(fy, H)), round(pad_coords(fx, W)));
+  if (mode == "bilinear") {
+    fx = pad_coords(fx, W);
+    fy = pad_coords(fy, H);
+    Tensor x0 = floor(fx), y0 = floor(fy);
+    Tensor wx = unsqueeze(sub(fx, x0), 1), wy = unsqueeze(sub(fy, y0), 1);
+    Tensor x1 = add(x0, 1.0), y1 = add(y0, 1.0);
+    Tensor top = add(mul(sample_pixels(x, y0, x0), add(neg(wx), 1.0)), mul(sample_pixels(x, y0, x1), wx));
+    Tensor bot = add(mul(sample_pixels(x, y1, x0), add(neg(wx), 1.0)), mul(sample_pixels(x, y1, x1), wx));
+    return add(mul(top, add(neg(wy), 1.0)), mul(bot, wy));
+  }
+  if (mode == "bicubic") {
+    // 4 x 4 taps around floor(coordinate), cubic convolution weights (A = -0.75); the
+    // padding applies to each tap's coordinate.
+    Tensor x0 = floor(fx), y0 = floor(fy);
+    Tensor tx = sub(fx, x0), ty = sub(fy, y0);
+    const double A = -0.75;
+    auto weights = [&](const Tensor& t) {
+      auto near = [&](const Tensor& d) { return add(mul(mul(sub(mul(d, A + 2), A + 3), d), d), 1.0); };
+      auto far = [&](const Tensor& d) { return sub(mul(add(mul(sub(mul(d, A), 5 * A), d), 8 * A), d), 4 * A); };
+      return std::vector<Tensor>{far(add(t, 1.0)), near(t), near(add(neg(t), 1.0)), far(add(neg(t), 2.0))};
+    };
+    auto wxs = weights(tx), wys = weights(ty);
+    Tensor out;
+    for (int j = 0; j < 4; ++j) {
+      Tensor row;
+      Tensor yy = pad_coords(add(y0, double(j - 1)), H);
+      for (int i = 0; i < 4; ++i) {
+        Tensor xx = pad_coords(add(x0, double(i - 1)), W);
+        Tensor v = mul(sample_pixels(x, yy, xx), unsqueeze(wxs[i], 1));
+        row = i == 0 ? v : add(row, v);
+      }
+      Tensor v = mul(row, unsqueeze(wys[j], 1));
+      out = j == 0 ? v : add(out, v);
+    }
+    return out;
+  }
+  c.invalid("mode '" + mode + "' is not bilinear, nearest or bicubic");
+}
+
 const std::map<std::string, Converter>& table() {
   static const std::map<std::string, Converter> tbl = {
       // ---------------------------------------------------------------- elementwise unary
@@ -1239,6 +1327,7 @@ const std::map<std::string, Converter>& table() {
          }
          return {y};
        }},
+      {"GridSample", [](Ctx& c) -> Outs { return {grid_sample_onnx(c)}; }},
       {"Softmax", [](Ctx& c) -> Outs { return {softmax_like(c, false)}; }},
       {"LogSoftmax", [](Ctx& c) -> Outs { return {softmax_like(c, true)}; }},
       {"Dropout",
@@ -1449,15 +1538,33 @@ const std::map<std::string, Converter>& table() {
        }},
       {"GatherND",
        [](Ctx& c) -> Outs {
-         if (c.attr_i("batch_dims", 0) != 0) c.unsupported("batch_dims other than 0");
-         const Tensor& x = c.in(0);
+         // batch_dims b: the leading b dims of data and indices are flattened into one batch
+         // dim, which indexes alongside the index tuples (arange over the batch).
+         const int64_t b = c.attr_i("batch_dims", 0);
+         Tensor x = c.in(0);
          Tensor idx = as_dtype(c.in(1), DType::Int64);
+         if (b < 0 || b >= std::min(x.dim(), idx.dim())) c.invalid("batch_dims out of range");
+         std::vector<int64_t> batch_shape(idx.sizes().begin(), idx.sizes().begin() + b);
          std::vector<Tensor> ix;
+         if (b > 0) {
+           x = flatten(x, 0, b - 1);
+           idx = flatten(idx, 0, b - 1);
+           std::vector<int64_t> bshape(idx.dim() - 1, 1);
+           bshape[0] = idx.size(0);
+           ix.push_back(expand(reshape(arange(idx.size(0)), bshape), std::vector<int64_t>(idx.sizes().begin(), idx.sizes().end() - 1)));
+         }
+         const int64_t off = b > 0 ? 1 : 0;
          for (int64_t j = 0; j < idx.size(-1); ++j) {
            Tensor s = select(idx, -1, j);
-           ix.push_back(where(lt(s, 0), add(s, x.size(j)), s));
+           ix.push_back(where(lt(s, 0), add(s, x.size(j + off)), s));
          }
-         return {index(x, ix)};
+         Tensor y = index(x, ix);
+         if (b > 1) {
+           std::vector<int64_t> shape = batch_shape;
+           shape.insert(shape.end(), y.sizes().begin() + 1, y.sizes().end());
+           y = reshape(y, shape);
+         }
+         return {y};
        }},
       {"Expand",
        [](Ctx& c) -> Outs {
