@@ -433,6 +433,12 @@ TEST(OnnxHostile, AbsurdShapesAndSizeMismatches) {
     load(with_init([](auto* t) { raw_float(t, "w", {int64_t{1} << 40, int64_t{1} << 40}, {1.0f}); }));
   });
   EXPECT_TRUE(contains(e, "initializer 'w'") && contains(e, "absurd shape")) << e;
+  // Large but representable dims with little data: refused before anything is allocated
+  // (2^36 float32 elements would be 256 GiB).
+  e = raises<ValueError>([&] { load(with_init([](auto* t) { raw_float(t, "w", {int64_t{1} << 36}, {1.0f}); })); });
+  EXPECT_TRUE(contains(e, "raw_data holds 4 bytes") && contains(e, "need 274877906944")) << e;
+  e = raises<ValueError>([&] { load(with_init([](auto* t) { typed_float(t, "w", {int64_t{1} << 36}, {1.0f}); })); });
+  EXPECT_TRUE(contains(e, "float_data holds 1 values")) << e;
   e = raises<ValueError>([&] { load(with_init([](auto* t) { raw_float(t, "w", {-3}, {1.0f}); })); });
   EXPECT_TRUE(contains(e, "negative dim -3")) << e;
   e = raises<ValueError>([&] { load(with_init([](auto* t) { raw_float(t, "w", {4}, {1.0f, 2.0f}); })); });

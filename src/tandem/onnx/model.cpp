@@ -120,9 +120,14 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where,
   const DType dt = dtype_from_onnx(p.data_type(), where);
   const int64_t esize = element_size(dt);
   const uint64_t nbytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(esize);
-  Tensor t = empty(dims, dt);
-  TANDEM_INTERNAL_ASSERT(static_cast<uint64_t>(t.nbytes()) == nbytes, where, "empty() gave ", t.nbytes(), " bytes for ",
-                         dims_str(dims), " ", dtype_name(dt), ", expected ", nbytes);
+  // The tensor is allocated only once the data it needs is known to be there (absurd dims
+  // with little data must not allocate).
+  auto alloc = [&] {
+    Tensor t = empty(dims, dt);
+    TANDEM_INTERNAL_ASSERT(static_cast<uint64_t>(t.nbytes()) == nbytes, where, "empty() gave ", t.nbytes(),
+                           " bytes for ", dims_str(dims), " ", dtype_name(dt), ", expected ", nbytes);
+    return t;
+  };
   if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
     std::string location;
     uint64_t offset = 0, length = nbytes;
@@ -151,6 +156,7 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where,
     if (offset > f.size() || nbytes > f.size() - offset)
       throw ValueError(where + "external data [" + std::to_string(offset) + ", " + std::to_string(offset + nbytes) +
                        ") lies outside " + path + " (" + std::to_string(f.size()) + " bytes)");
+    Tensor t = alloc();
     DispatchDepthGuard quiet;
     if (nbytes) f.read_at(t.data_ptr(), nbytes, offset);
     return t;
@@ -164,6 +170,7 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where,
     if (p.raw_data().size() != nbytes)
       throw ValueError(where + "raw_data holds " + std::to_string(p.raw_data().size()) + " bytes, but dims " +
                        dims_str(dims) + " of " + std::string(dtype_name(dt)) + " need " + std::to_string(nbytes));
+    Tensor t = alloc();
     DispatchDepthGuard quiet;
     if (nbytes) std::memcpy(t.data_ptr(), p.raw_data().data(), nbytes);
     if (dt == DType::Bool) {  // any nonzero byte is true; tandem's bool must be 0/1
@@ -172,11 +179,12 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where,
     }
     return t;
   }
+  Tensor t;
   switch (dt) {
-    case DType::Float32: count_check(p.float_data_size(), "float_data"); fill_typed(t, p.float_data(), where); break;
-    case DType::Float64: count_check(p.double_data_size(), "double_data"); fill_typed(t, p.double_data(), where); break;
-    case DType::Int64: count_check(p.int64_data_size(), "int64_data"); fill_typed(t, p.int64_data(), where); break;
-    default: count_check(p.int32_data_size(), "int32_data"); fill_typed(t, p.int32_data(), where); break;
+    case DType::Float32: count_check(p.float_data_size(), "float_data"); t = alloc(); fill_typed(t, p.float_data(), where); break;
+    case DType::Float64: count_check(p.double_data_size(), "double_data"); t = alloc(); fill_typed(t, p.double_data(), where); break;
+    case DType::Int64: count_check(p.int64_data_size(), "int64_data"); t = alloc(); fill_typed(t, p.int64_data(), where); break;
+    default: count_check(p.int32_data_size(), "int32_data"); t = alloc(); fill_typed(t, p.int32_data(), where); break;
   }
   return t;
 }
