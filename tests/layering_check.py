@@ -9,7 +9,7 @@ import re
 import sys
 
 ORDER = ["core", "kernels", "dispatch", "ops", "autograd", "ir", "passes", "runtime", "jit",
-         "distributed", "nn", "optim", "data", "io"]
+         "distributed", "nn", "optim", "data", "io", "onnx"]
 INCLUDE = re.compile(r'#include\s+"tandem/([a-z_]+)/')
 
 

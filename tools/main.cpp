@@ -1,6 +1,7 @@
 // The `tandem` command-line program. Subcommands: train (the main job: train a network on
 // Fashion-MNIST, see train.h), eval and predict (use a checkpoint, eval.h), dump (the
-// captured graph of a model, dump.h), demo (a tour of the tensor library).
+// captured graph of a model, dump.h), run (an ONNX model, run.h), demo (a tour of the
+// tensor library).
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -9,6 +10,7 @@
 #include "tandem/tandem.h"
 #include "dump.h"
 #include "eval.h"
+#include "run.h"
 #include "train.h"
 
 namespace {
@@ -74,6 +76,8 @@ void usage(std::ostream& os) {
         "  predict    classify data set examples or an IDX file's images with a checkpoint\n"
         "             (tandem predict --help)\n"
         "  dump       print the graph compiled mode captures for a model (tandem dump --help)\n"
+        "  run        run an ONNX model on .pb / .npy inputs, eagerly or compiled (tandem run --help)\n"
+        "  export     write a reference model (and a checkpoint's weights) as ONNX (tandem export --help)\n"
         "  demo       a tour of the tensor library: tensors, views, promotion, autograd, profiler\n"
         "  --version  the version of tandem\n"
         "  --help     this text\n";
@@ -124,6 +128,8 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return tandem::tools::eval_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "predict") return tandem::tools::predict_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "dump") return tandem::tools::dump_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "run") return tandem::tools::run_main(std::vector<std::string>(argv + 2, argv + argc));
+    if (cmd == "export") return tandem::tools::export_main(std::vector<std::string>(argv + 2, argv + argc));
     if (cmd == "train") return tandem::tools::train_main(std::vector<std::string>(argv + 2, argv + argc));
     std::cerr << "tandem: unknown command '" << cmd << "'\n";
     usage(std::cerr);

@@ -81,6 +81,25 @@ TEST(Dispatcher, MetaCacheHitsOnRepeatedShapes) {
   set_meta_cache_enabled(true);
 }
 
+// Size lists given as attributes are keyed by value: [4, 2] and [2, 128] (and [3, 64] and
+// [2, 1]) hash alike under hash_attr's combine, and a cache keyed by that hash handed the
+// second empty() the first one's 8-element meta (found by the ONNX backend suite: heap
+// corruption after loading a [2, 128] tensor).
+TEST(Dispatcher, MetaCacheKeysAttributeListsByValue) {
+  clear_meta_cache();
+  const std::vector<std::pair<DimVector, DimVector>> pairs = {{{4, 2}, {2, 128}}, {{2, 1}, {3, 64}}};
+  for (const auto& [first, second] : pairs) {
+    Tensor a = empty(first, DType::Float32);
+    Tensor b = empty(second, DType::Float32);
+    EXPECT_EQ(a.sizes().vec(), first);
+    EXPECT_EQ(b.sizes().vec(), second);
+    EXPECT_EQ(b.nbytes(), second[0] * second[1] * 4);
+    Tensor c = zeros(first).view(first);
+    EXPECT_EQ(ones(second).reshape(second).sum().item().to_double(), static_cast<double>(second[0] * second[1]));
+    (void)c;
+  }
+}
+
 TEST(Dispatcher, InplaceVariantWritesSelfAndBumpsVersion) {
   Tensor a = zeros({2, 3});
   Tensor b = ones({3});

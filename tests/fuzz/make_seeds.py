@@ -55,3 +55,90 @@ write("safetensors", "bf16_u8", safetensors([
     ("h", "BF16", [2], b"\x80\x3f\x00\x40"),
     ("b", "U8", [1, 3], b"\x01\x02\x03"),
 ]))
+
+
+# ONNX (protobuf wire format, written field by field: ModelProto, GraphProto, NodeProto,
+# TensorProto, AttributeProto field numbers from onnx/onnx.proto).
+def varint(n):
+    n &= (1 << 64) - 1
+    out = b""
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out += bytes([b | 0x80])
+        else:
+            return out + bytes([b])
+
+
+def field_varint(num, value):
+    return varint(num << 3) + varint(value)
+
+
+def field_bytes(num, data):
+    if isinstance(data, str):
+        data = data.encode()
+    return varint((num << 3) | 2) + varint(len(data)) + data
+
+
+def field_float(num, value):
+    return varint((num << 3) | 5) + struct.pack("<f", value)
+
+
+def tensor(name, dims, dtype, raw=None, floats=None, ints=None):
+    t = b"".join(field_varint(1, d) for d in dims) + field_varint(2, dtype)
+    if floats is not None:
+        t += field_bytes(4, struct.pack("<%df" % len(floats), *floats))
+    if ints is not None:
+        t += field_bytes(7, b"".join(varint(i) for i in ints))
+    t += field_bytes(8, name)
+    if raw is not None:
+        t += field_bytes(9, raw)
+    return t
+
+
+def attr_int(name, value):
+    return field_bytes(1, name) + field_varint(3, value) + field_varint(20, 2)
+
+
+def attr_ints(name, values):
+    return field_bytes(1, name) + b"".join(field_varint(8, v) for v in values) + field_varint(20, 7)
+
+
+def attr_tensor(name, t):
+    return field_bytes(1, name) + field_bytes(5, t) + field_varint(20, 4)
+
+
+def node(op, inputs, outputs, attrs=(), name=""):
+    n = b"".join(field_bytes(1, i) for i in inputs) + b"".join(field_bytes(2, o) for o in outputs)
+    if name:
+        n += field_bytes(3, name)
+    return n + field_bytes(4, op) + b"".join(field_bytes(5, a) for a in attrs)
+
+
+def value_info(name, elem=1):
+    return field_bytes(1, name) + field_bytes(2, field_bytes(1, field_varint(1, elem)))
+
+
+def model(nodes, inits, inputs, outputs, opset=13):
+    g = b"".join(field_bytes(1, n) for n in nodes) + field_bytes(2, "g")
+    g += b"".join(field_bytes(5, t) for t in inits)
+    g += b"".join(field_bytes(11, value_info(i)) for i in inputs)
+    g += b"".join(field_bytes(12, value_info(o)) for o in outputs)
+    return field_varint(1, 8) + field_bytes(7, g) + field_bytes(8, field_bytes(1, "") + field_varint(2, opset))
+
+
+FLOAT, INT64 = 1, 7
+write("onnx", "mlp", model(
+    [node("Gemm", ["x", "w", "b"], ["h"], [attr_int("transB", 1)], "fc"), node("Relu", ["h"], ["r"]),
+     node("Constant", [], ["half"], [attr_tensor("value", tensor("", [], FLOAT, floats=[0.5]))]),
+     node("Mul", ["r", "half"], ["s"]), node("Reshape", ["s", "shape"], ["y"])],
+    [tensor("w", [2, 3], FLOAT, raw=struct.pack("<6f", 1, 2, 3, 4, 5, 6)),
+     tensor("b", [2], FLOAT, floats=[0.5, -1]), tensor("shape", [1], INT64, ints=[-1])],
+    ["x"], ["y"]))
+write("onnx", "conv_pool", model(
+    [node("Conv", ["x", "k"], ["c"], [attr_ints("pads", [1, 1, 1, 1])]),
+     node("MaxPool", ["c"], ["p"], [attr_ints("kernel_shape", [2, 2]), attr_ints("strides", [2, 2])]),
+     node("Slice", ["p"], ["y"], [attr_ints("starts", [0]), attr_ints("ends", [1]), attr_ints("axes", [1])])],
+    [tensor("k", [1, 1, 3, 3], FLOAT, floats=[0.1] * 9)], ["x"], ["y"], opset=9))
+write("onnx", "tensor", tensor("t", [2, 2], INT64, ints=[1, -2, 3, 1 << 40]))

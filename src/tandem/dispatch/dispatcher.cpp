@@ -186,8 +186,40 @@ struct MetaKey {
   uint64_t hash = 0;
 };
 
+// The key words of one attribute: its exact value, not a hash (two size lists whose
+// hashes collide, e.g. [4, 2] and [2, 128] under hash_attr, must not share a meta: the
+// second call would allocate the first one's output). Strings (mode names) stay hashed.
+size_t attr_key_words(const AttrValue& a) {
+  if (const auto* v = std::get_if<std::vector<int64_t>>(&a)) return 2 + v->size();
+  if (std::holds_alternative<Scalar>(a)) return 3;
+  return 2;
+}
+int64_t* put_attr_key(int64_t* p, const AttrValue& a) {
+  *p++ = static_cast<int64_t>(a.index());
+  if (const auto* v = std::get_if<std::vector<int64_t>>(&a)) {
+    *p++ = static_cast<int64_t>(v->size());
+    for (int64_t e : *v) *p++ = e;
+  } else if (const auto* b = std::get_if<bool>(&a)) {
+    *p++ = *b;
+  } else if (const auto* i = std::get_if<int64_t>(&a)) {
+    *p++ = *i;
+  } else if (const auto* d = std::get_if<double>(&a)) {
+    std::memcpy(p++, d, 8);
+  } else if (const auto* dt = std::get_if<DType>(&a)) {
+    *p++ = static_cast<int64_t>(*dt);
+  } else if (const auto* sc = std::get_if<Scalar>(&a)) {
+    *p++ = static_cast<int64_t>(sc->kind());
+    const double d = sc->to_double();
+    std::memcpy(p++, &d, 8);
+  } else {  // string, monostate
+    *p++ = static_cast<int64_t>(hash_attr(a));
+  }
+  return p;
+}
+
 void build_key(MetaKey& key, const OpDef& op, ArrayRef<MetaRef> in, ArrayRef<AttrValue> attrs, DType common) {
-  size_t n = 2 + attrs.size();
+  size_t n = 2;
+  for (const AttrValue& a : attrs) n += attr_key_words(a);
   for (const MetaRef& m : in) n += m.defined ? 2 + m.sizes.size() : 1;
   int64_t* p = key.inline_buf;
   if (n > MetaKey::kInline) {
@@ -207,7 +239,7 @@ void build_key(MetaKey& key, const OpDef& op, ArrayRef<MetaRef> in, ArrayRef<Att
     *p++ = m.dim();
     for (int64_t s : m.sizes) *p++ = s;
   }
-  for (const AttrValue& a : attrs) *p++ = static_cast<int64_t>(hash_attr(a));
+  for (const AttrValue& a : attrs) p = put_attr_key(p, a);
   key.data = begin;
   key.size = static_cast<size_t>(p - begin);
   uint64_t h = 1469598103934665603ULL;

@@ -1,0 +1,563 @@
+// Loading ONNX files: ModelProto / TensorProto -> tandem::onnx::Graph and Tensors, with
+// every field checked before use; OnnxModel (the nn::Module that interprets the graph).
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <cstring>
+#include <deque>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tandem/core/capture_state.h"
+#include "tandem/io/file_util.h"
+#include "tandem/onnx/graph.h"
+#include "tandem/onnx/onnx.h"
+#include "tandem/ops/creation.h"
+
+namespace tandem::onnx {
+namespace {
+
+// Files larger than protobuf's 2 GiB message limit cannot be ModelProtos (weights beyond
+// that live in external data files).
+constexpr uint64_t kMaxProtoBytes = (uint64_t{1} << 31) - 1;
+// No tensor may hold more elements than this (1 TiB of float32: far beyond any model, and
+// far below int64 overflow of numel * element size).
+constexpr int64_t kMaxElements = int64_t{1} << 38;
+
+std::string prefix(const std::string& source) { return "[onnx] " + source + ": "; }
+
+std::string read_file(const std::string& path, const char* fn) {
+  io::FileReader f(path, fn);
+  if (f.size() > kMaxProtoBytes)
+    throw RuntimeError(prefix(path) + "file of " + std::to_string(f.size()) +
+                       " bytes exceeds protobuf's 2 GiB message limit");
+  std::string bytes(f.size(), '\0');
+  if (!bytes.empty()) f.read_at(bytes.data(), bytes.size(), 0);
+  return bytes;
+}
+
+std::string dirname(const std::string& path) {
+  auto pos = path.find_last_of('/');
+  return pos == std::string::npos ? "." : path.substr(0, pos == 0 ? 1 : pos);
+}
+
+// Element count of dims, checked: no negative dim, no overflow, at most kMaxElements.
+int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& where) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw ValueError(where + "negative dim " + std::to_string(d));
+    if (d != 0 && n > kMaxElements / d)
+      throw ValueError(where + "dims describe more than 2^38 elements (absurd shape)");
+    n *= d;
+  }
+  return n;
+}
+
+std::string dims_str(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + "]";
+}
+
+// Copies `n` typed values into t's storage, converting to the element type (used for the
+// typed repeated fields: int32_data also carries int8/16, uint8, bool, and float16 /
+// bfloat16 bit patterns).
+template <typename Src>
+void fill_typed(Tensor& t, const Src& src, const std::string& where) {
+  const int64_t n = t.numel();
+  DispatchDepthGuard quiet;  // a fresh tensor of the loader, not a data read of user code
+  switch (t.dtype()) {
+    case DType::Float32: { auto* p = t.data_ptr<float>(); for (int64_t i = 0; i < n; ++i) p[i] = static_cast<float>(src[i]); break; }
+    case DType::Float64: { auto* p = t.data_ptr<double>(); for (int64_t i = 0; i < n; ++i) p[i] = static_cast<double>(src[i]); break; }
+    case DType::Int64: { auto* p = t.data_ptr<int64_t>(); for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int64_t>(src[i]); break; }
+    case DType::Int32: { auto* p = t.data_ptr<int32_t>(); for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int32_t>(src[i]); break; }
+    case DType::Int16: { auto* p = t.data_ptr<int16_t>(); for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int16_t>(src[i]); break; }
+    case DType::Int8: { auto* p = t.data_ptr<int8_t>(); for (int64_t i = 0; i < n; ++i) p[i] = static_cast<int8_t>(src[i]); break; }
+    case DType::UInt8: { auto* p = t.data_ptr<uint8_t>(); for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint8_t>(src[i]); break; }
+    case DType::Bool: { auto* p = t.data_ptr<bool>(); for (int64_t i = 0; i < n; ++i) p[i] = src[i] != 0; break; }
+    case DType::Float16:
+    case DType::BFloat16: {
+      auto* p = static_cast<uint16_t*>(t.data_ptr());
+      for (int64_t i = 0; i < n; ++i) p[i] = static_cast<uint16_t>(src[i]);
+      break;
+    }
+    default: throw TypeError(where + "unsupported element type");
+  }
+}
+
+}  // namespace
+
+DType dtype_from_onnx(int64_t code, const std::string& what) {
+  switch (code) {
+    case ::onnx::TensorProto::FLOAT: return DType::Float32;
+    case ::onnx::TensorProto::DOUBLE: return DType::Float64;
+    case ::onnx::TensorProto::FLOAT16: return DType::Float16;
+    case ::onnx::TensorProto::BFLOAT16: return DType::BFloat16;
+    case ::onnx::TensorProto::INT64: return DType::Int64;
+    case ::onnx::TensorProto::INT32: return DType::Int32;
+    case ::onnx::TensorProto::INT16: return DType::Int16;
+    case ::onnx::TensorProto::INT8: return DType::Int8;
+    case ::onnx::TensorProto::UINT8: return DType::UInt8;
+    case ::onnx::TensorProto::BOOL: return DType::Bool;
+    default: break;
+  }
+  std::string name = ::onnx::TensorProto_DataType_IsValid(static_cast<int>(code))
+                         ? ::onnx::TensorProto_DataType_Name(static_cast<::onnx::TensorProto_DataType>(code))
+                         : "code " + std::to_string(code);
+  throw TypeError(what + "element type " + name + " has no tandem dtype (expected one of FLOAT, DOUBLE, "
+                  "FLOAT16, BFLOAT16, INT64, INT32, INT16, INT8, UINT8, BOOL)");
+}
+
+namespace {
+
+// TensorProto -> Tensor. `where` prefixes errors ("[onnx] FILE: initializer 'w': ");
+// `base_dir` locates external data ("" refuses it).
+Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where, const std::string& base_dir) {
+  if (p.has_segment()) throw NotImplementedError(where + "segmented tensors are not supported");
+  std::vector<int64_t> dims(p.dims().begin(), p.dims().end());
+  const int64_t n = checked_numel(dims, where);
+  const DType dt = dtype_from_onnx(p.data_type(), where);
+  const int64_t esize = element_size(dt);
+  const uint64_t nbytes = static_cast<uint64_t>(n) * static_cast<uint64_t>(esize);
+  // The tensor is allocated only once the data it needs is known to be there (absurd dims
+  // with little data must not allocate).
+  auto alloc = [&] {
+    Tensor t = empty(dims, dt);
+    TANDEM_INTERNAL_ASSERT(static_cast<uint64_t>(t.nbytes()) == nbytes, where, "empty() gave ", t.nbytes(),
+                           " bytes for ", dims_str(dims), " ", dtype_name(dt), ", expected ", nbytes);
+    return t;
+  };
+  if (p.data_location() == ::onnx::TensorProto::EXTERNAL) {
+    std::string location;
+    uint64_t offset = 0, length = nbytes;
+    bool has_length = false;
+    for (const auto& kv : p.external_data()) {
+      auto num = [&](const std::string& v) -> uint64_t {
+        if (v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos)
+          throw ValueError(where + "external_data '" + kv.key() + "' is not a non-negative integer: '" +
+                           v.substr(0, 40) + "'");
+        return std::stoull(v);
+      };
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = num(kv.value());
+      else if (kv.key() == "length") { length = num(kv.value()); has_length = true; }
+    }
+    if (base_dir.empty()) throw ValueError(where + "external data, but the model was not loaded from a file");
+    if (location.empty()) throw ValueError(where + "external data without a 'location'");
+    if (location[0] == '/' || location.find("..") != std::string::npos)
+      throw ValueError(where + "external data location '" + location.substr(0, 200) +
+                       "' must be a relative path inside the model's folder");
+    if (has_length && length != nbytes)
+      throw ValueError(where + "external data length " + std::to_string(length) + " bytes, but dims " +
+                       dims_str(dims) + " need " + std::to_string(nbytes));
+    const std::string path = base_dir + "/" + location;
+    io::FileReader f(path, "onnx");
+    if (offset > f.size() || nbytes > f.size() - offset)
+      throw ValueError(where + "external data [" + std::to_string(offset) + ", " + std::to_string(offset + nbytes) +
+                       ") lies outside " + path + " (" + std::to_string(f.size()) + " bytes)");
+    Tensor t = alloc();
+    DispatchDepthGuard quiet;
+    if (nbytes) f.read_at(t.data_ptr(), nbytes, offset);
+    return t;
+  }
+  auto count_check = [&](int64_t have, const char* field) {
+    if (have != n)
+      throw ValueError(where + field + " holds " + std::to_string(have) + " values, but dims " + dims_str(dims) +
+                       " need " + std::to_string(n));
+  };
+  if (p.has_raw_data()) {
+    if (p.raw_data().size() != nbytes)
+      throw ValueError(where + "raw_data holds " + std::to_string(p.raw_data().size()) + " bytes, but dims " +
+                       dims_str(dims) + " of " + std::string(dtype_name(dt)) + " need " + std::to_string(nbytes));
+    Tensor t = alloc();
+    DispatchDepthGuard quiet;
+    if (nbytes) std::memcpy(t.data_ptr(), p.raw_data().data(), nbytes);
+    if (dt == DType::Bool) {  // any nonzero byte is true; tandem's bool must be 0/1
+      auto* b = static_cast<uint8_t*>(t.data_ptr());
+      for (int64_t i = 0; i < n; ++i) b[i] = b[i] != 0;
+    }
+    return t;
+  }
+  Tensor t;
+  switch (dt) {
+    case DType::Float32: count_check(p.float_data_size(), "float_data"); t = alloc(); fill_typed(t, p.float_data(), where); break;
+    case DType::Float64: count_check(p.double_data_size(), "double_data"); t = alloc(); fill_typed(t, p.double_data(), where); break;
+    case DType::Int64: count_check(p.int64_data_size(), "int64_data"); t = alloc(); fill_typed(t, p.int64_data(), where); break;
+    default: count_check(p.int32_data_size(), "int32_data"); t = alloc(); fill_typed(t, p.int32_data(), where); break;
+  }
+  return t;
+}
+
+Attr attr_from_proto(const ::onnx::AttributeProto& a, const std::string& where, const std::string& base_dir) {
+  Attr r;
+  r.kind = ::onnx::AttributeProto_AttributeType_IsValid(a.type()) ? ::onnx::AttributeProto_AttributeType_Name(a.type())
+                                                                  : "UNDEFINED";
+  // Files written by old exporters may leave `type` unset: infer it from the field present.
+  if (r.kind == "UNDEFINED") {
+    if (a.has_i()) r.kind = "INT";
+    else if (a.has_f()) r.kind = "FLOAT";
+    else if (a.has_s()) r.kind = "STRING";
+    else if (a.has_t()) r.kind = "TENSOR";
+    else if (a.has_g()) r.kind = "GRAPH";
+    else if (a.ints_size()) r.kind = "INTS";
+    else if (a.floats_size()) r.kind = "FLOATS";
+    else if (a.strings_size()) r.kind = "STRINGS";
+  }
+  r.i = a.i();
+  r.f = a.f();
+  r.s = a.s();
+  r.ints.assign(a.ints().begin(), a.ints().end());
+  r.floats.assign(a.floats().begin(), a.floats().end());
+  r.strings.assign(a.strings().begin(), a.strings().end());
+  if (a.has_t()) r.t = tensor_from_proto(a.t(), where + "attribute '" + a.name() + "': ", base_dir);
+  return r;
+}
+
+std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::string& source,
+                                        const std::string& base_dir) {
+  auto g = std::make_shared<Graph>();
+  g->source = source;
+  const std::string pre = prefix(source);
+  if (!m.has_graph()) throw ValueError(pre + "the model has no graph");
+  std::map<std::string, int64_t> opsets;
+  for (const auto& o : m.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  // IR version 3+ requires opset_import; older files imply opset 1.
+  if (!opsets.count("")) opsets[""] = m.opset_import_size() ? 0 : 1;
+  g->opset = opsets[""];
+  const auto& gp = m.graph();
+
+  std::unordered_set<std::string> defined;
+  auto define = [&](const std::string& name, const std::string& what) {
+    if (name.empty()) return;
+    if (!defined.insert(name).second) throw ValueError(pre + what + " defines value '" + name + "', already defined");
+  };
+  std::unordered_set<std::string> init_names;
+  for (int i = 0; i < gp.initializer_size(); ++i) {
+    const auto& tp = gp.initializer(i);
+    const std::string name = tp.name();
+    if (name.empty()) throw ValueError(pre + "initializer #" + std::to_string(i) + " has no name");
+    if (!init_names.insert(name).second) throw ValueError(pre + "initializer '" + name + "' is given twice");
+    g->initializers.emplace_back(name, tensor_from_proto(tp, pre + "initializer '" + name + "': ", base_dir));
+  }
+  if (gp.sparse_initializer_size())
+    throw NotImplementedError(pre + "sparse initializers are not supported");
+  auto check_type = [&](const ::onnx::ValueInfoProto& v, const char* what) {
+    if (v.has_type() && !v.type().has_tensor_type() && v.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET)
+      throw NotImplementedError(pre + what + " '" + v.name() +
+                                "' is not a tensor (sequence, map, optional and sparse values are not supported)");
+  };
+  for (const auto& o : gp.output()) check_type(o, "graph output");
+  for (const auto& in : gp.input()) {
+    check_type(in, "graph input");
+    g->all_inputs.push_back(in.name());
+    if (in.name().empty()) throw ValueError(pre + "a graph input has no name");
+    if (!init_names.count(in.name())) {
+      define(in.name(), "graph input");
+      g->user_inputs.push_back(in.name());
+    }
+  }
+  for (const auto& [name, t] : g->initializers) define(name, "initializer '" + name + "'");
+
+  // Nodes: parse, then order topologically (Kahn), which finds undefined inputs and cycles.
+  std::vector<Node> nodes;
+  nodes.reserve(gp.node_size());
+  for (int i = 0; i < gp.node_size(); ++i) {
+    const auto& np = gp.node(i);
+    Node n;
+    n.op_type = np.op_type();
+    n.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    n.name = np.name().empty() ? "#" + std::to_string(i) : np.name();
+    const std::string where = pre + "node " + n.name + " (" + n.op_type + "): ";
+    if (n.op_type.empty()) throw ValueError(where + "no op_type");
+    auto it = opsets.find(n.domain);
+    if (it == opsets.end())
+      throw ValueError(where + "domain '" + n.domain + "' is not in the model's opset_import");
+    n.opset = it->second;
+    n.inputs.assign(np.input().begin(), np.input().end());
+    n.outputs.assign(np.output().begin(), np.output().end());
+    for (const auto& a : np.attribute()) {
+      if (a.name().empty()) throw ValueError(where + "an attribute has no name");
+      if (!n.attrs.emplace(a.name(), attr_from_proto(a, where, base_dir)).second)
+        throw ValueError(where + "attribute '" + a.name() + "' is given twice");
+    }
+    nodes.push_back(std::move(n));
+  }
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    for (const auto& o : nodes[i].outputs) {
+      if (o.empty()) continue;
+      if (defined.count(o) || !producer.emplace(o, i).second)
+        throw ValueError(pre + "node " + nodes[i].name + " (" + nodes[i].op_type + ") defines value '" + o +
+                         "', already defined");
+    }
+  std::vector<int> pending(nodes.size(), 0);
+  std::vector<std::vector<size_t>> users(nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const auto& in : nodes[i].inputs) {
+      if (in.empty() || defined.count(in)) continue;
+      auto it = producer.find(in);
+      if (it == producer.end())
+        throw ValueError(pre + "node " + nodes[i].name + " (" + nodes[i].op_type + ") reads value '" + in +
+                         "', which no graph input, initializer or node defines");
+      ++pending[i];
+      users[it->second].push_back(i);
+    }
+  }
+  std::deque<size_t> ready;
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (pending[i] == 0) ready.push_back(i);
+  std::vector<size_t> order;
+  while (!ready.empty()) {
+    size_t i = ready.front();
+    ready.pop_front();
+    order.push_back(i);
+    for (size_t u : users[i])
+      if (--pending[u] == 0) ready.push_back(u);
+  }
+  if (order.size() != nodes.size()) {
+    for (size_t i = 0; i < nodes.size(); ++i)
+      if (pending[i] > 0)
+        throw ValueError(pre + "the graph has a cycle through node " + nodes[i].name + " (" + nodes[i].op_type + ")");
+  }
+  for (size_t i : order) g->nodes.push_back(std::move(nodes[i]));
+  for (const auto& o : gp.output()) {
+    if (!defined.count(o.name()) && !producer.count(o.name()))
+      throw ValueError(pre + "graph output '" + o.name() + "' is not defined by any node, input or initializer");
+    g->outputs.push_back(o.name());
+  }
+  return g;
+}
+
+std::shared_ptr<OnnxModel> parse_model(const std::string& bytes, const std::string& label, const std::string& base_dir) {
+  ::onnx::ModelProto m;
+  if (!m.ParseFromString(bytes))
+    throw RuntimeError(prefix(label) + "not a valid ONNX ModelProto (truncated or malformed protobuf, " +
+                       std::to_string(bytes.size()) + " bytes)");
+  return std::make_shared<OnnxModel>(graph_from_model(m, label, base_dir));
+}
+
+std::string sanitize(const std::string& name) {
+  std::string s = name;
+  for (char& c : s)
+    if (c == '.') c = '_';
+  if (s.empty()) s = "_";
+  return s;
+}
+
+}  // namespace
+
+// ------------------------------------------------------------------------ public loading
+
+std::shared_ptr<OnnxModel> load_model(const std::string& path) {
+  return parse_model(read_file(path, "onnx"), path, dirname(path));
+}
+
+std::shared_ptr<OnnxModel> load_model_from_bytes(const std::string& bytes, const std::string& label,
+                                                 const std::string& base_dir) {
+  return parse_model(bytes, label, base_dir);
+}
+
+Tensor load_tensor_from_bytes(const std::string& bytes, const std::string& label) {
+  ::onnx::TensorProto p;
+  if (!p.ParseFromString(bytes))
+    throw RuntimeError(prefix(label) + "not a valid ONNX TensorProto (truncated or malformed protobuf, " +
+                       std::to_string(bytes.size()) + " bytes)");
+  return tensor_from_proto(p, prefix(label), "");
+}
+
+Tensor load_tensor(const std::string& path) { return load_tensor_from_bytes(read_file(path, "onnx"), path); }
+
+void save_tensor(const std::string& path, const Tensor& t, const std::string& name) {
+  ::onnx::TensorProto p;
+  p.set_name(name);
+  int code = 0;
+  switch (t.dtype()) {
+    case DType::Float32: code = ::onnx::TensorProto::FLOAT; break;
+    case DType::Float64: code = ::onnx::TensorProto::DOUBLE; break;
+    case DType::Float16: code = ::onnx::TensorProto::FLOAT16; break;
+    case DType::BFloat16: code = ::onnx::TensorProto::BFLOAT16; break;
+    case DType::Int64: code = ::onnx::TensorProto::INT64; break;
+    case DType::Int32: code = ::onnx::TensorProto::INT32; break;
+    case DType::Int16: code = ::onnx::TensorProto::INT16; break;
+    case DType::Int8: code = ::onnx::TensorProto::INT8; break;
+    case DType::UInt8: code = ::onnx::TensorProto::UINT8; break;
+    case DType::Bool: code = ::onnx::TensorProto::BOOL; break;
+  }
+  p.set_data_type(code);
+  for (int64_t d : t.sizes()) p.add_dims(d);
+  Tensor c = t.contiguous();
+  p.set_raw_data(std::string(static_cast<const char*>(c.data_ptr()), static_cast<size_t>(c.nbytes())));
+  const std::string bytes = p.SerializeAsString();
+  io::atomic_write(path, "onnx", [&](io::FileWriter& w) { w.write(bytes.data(), bytes.size()); });
+}
+
+std::vector<std::string> supported_ops() { return converter_names(); }
+
+// ------------------------------------------------------------------------ OnnxModel
+
+OnnxModel::OnnxModel(std::shared_ptr<const Graph> graph) : nn::Module("OnnxModel"), graph_(std::move(graph)) {
+  // Every op must have a converter: refuse the model at load, naming the op and opset.
+  for (const Node& n : graph_->nodes) {
+    const std::string where = prefix(graph_->source) + "node " + n.name + " (" + n.op_type + ", opset " +
+                              std::to_string(n.opset) + "): ";
+    if (!n.domain.empty())
+      throw NotImplementedError(where + "domain '" + n.domain + "' is not supported (only the default ONNX domain)");
+    if (!find_converter(n.op_type)) throw NotImplementedError(where + "has no converter in tandem");
+  }
+  std::set<std::string> used;
+  for (const auto& [name, t] : graph_->initializers) {
+    std::string key = sanitize(name);
+    while (!used.insert(key).second) key += "_";
+    storage_.push_back(std::make_unique<Tensor>(t));
+    Tensor* slot = storage_.back().get();
+    if (t.is_floating_point()) register_parameter(key, slot, /*requires_grad=*/true);
+    else register_buffer(key, slot);
+    slots_.emplace_back(name, slot);
+  }
+}
+
+const std::vector<std::string>& OnnxModel::input_names() const { return graph_->user_inputs; }
+const std::vector<std::string>& OnnxModel::output_names() const { return graph_->outputs; }
+int64_t OnnxModel::opset() const { return graph_->opset; }
+
+std::vector<std::string> OnnxModel::op_types() const {
+  std::set<std::string> s;
+  for (const auto& n : graph_->nodes) s.insert(n.op_type);
+  return {s.begin(), s.end()};
+}
+
+Tensor OnnxModel::forward(const Tensor& input) {
+  auto out = forward_list({input});
+  if (out.size() != 1)
+    throw ValueError(prefix(graph_->source) + "forward(Tensor) needs a model with one output; this one has " +
+                     std::to_string(out.size()) + " (call forward_list)");
+  return out[0];
+}
+
+std::vector<Tensor> OnnxModel::forward_list(const std::vector<Tensor>& inputs) {
+  const Graph& g = *graph_;
+  const std::string pre = prefix(g.source);
+  std::unordered_map<std::string, Value> env;
+  env.reserve(g.nodes.size() * 2 + g.initializers.size() + inputs.size());
+  for (const auto& [name, slot] : slots_) env[name] = Value{*slot, !slot->is_floating_point()};
+  const std::vector<std::string>* names = &g.user_inputs;
+  if (inputs.size() != g.user_inputs.size()) {
+    if (inputs.size() == g.all_inputs.size() && !g.all_inputs.empty()) names = &g.all_inputs;
+    else
+      throw ValueError(pre + "got " + std::to_string(inputs.size()) + " inputs, expected " +
+                       std::to_string(g.user_inputs.size()) + " (the graph inputs that are not initializers)");
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) throw ValueError(pre + "input " + std::to_string(i) + " ('" + (*names)[i] + "') is undefined");
+    env[(*names)[i]] = Value{inputs[i], false};
+  }
+  std::vector<const Value*> ins;
+  for (const Node& n : g.nodes) {
+    ins.clear();
+    bool known = true;
+    for (const auto& name : n.inputs) {
+      if (name.empty()) {
+        ins.push_back(nullptr);
+        continue;
+      }
+      const Value& v = env.at(name);  // checked at load: every input is defined earlier
+      ins.push_back(&v);
+      known = known && v.known;
+    }
+    Ctx ctx(n, ins, g.source);
+    if (!n.domain.empty()) ctx.unsupported("domain '" + n.domain + "' is not supported (only the default ONNX domain)");
+    const Converter* conv = find_converter(n.op_type);
+    if (!conv) ctx.unsupported("has no converter in tandem");
+    std::vector<Tensor> outs = (*conv)(ctx);
+    // Shape-like ops read only sizes; random ops are never known.
+    if (n.op_type == "Shape" || n.op_type == "Size") known = true;
+    if (n.op_type.rfind("Random", 0) == 0 || n.op_type == "Bernoulli" || n.op_type == "Dropout") known = false;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      if (n.outputs[k].empty()) continue;
+      if (k >= outs.size() || !outs[k].defined()) {
+        // An optional output the converter does not produce: an error only if it is used.
+        continue;
+      }
+      env[n.outputs[k]] = Value{outs[k], known};
+    }
+  }
+  std::vector<Tensor> result;
+  result.reserve(g.outputs.size());
+  for (const auto& o : g.outputs) {
+    auto it = env.find(o);
+    if (it == env.end())
+      throw NotImplementedError(pre + "graph output '" + o + "' is an optional output tandem's converter does not compute");
+    result.push_back(it->second.t);
+  }
+  return result;
+}
+
+// ------------------------------------------------------------------------ Ctx
+
+std::string Ctx::where() const {
+  return "[onnx] " + source_ + ": node " + node_.name + " (" + node_.op_type + ", opset " +
+         std::to_string(node_.opset) + "): ";
+}
+void Ctx::unsupported(const std::string& what) const { throw NotImplementedError(where() + what); }
+void Ctx::invalid(const std::string& what) const { throw ValueError(where() + what); }
+
+const Tensor& Ctx::in(size_t i) const {
+  if (!has(i)) invalid("input " + std::to_string(i) + " is required but missing");
+  return inputs_[i]->t;
+}
+
+std::vector<int64_t> Ctx::ints(size_t i) const {
+  const Tensor& t = in(i);
+  if (is_floating_point(t.dtype()) || t.dtype() == DType::Bool)
+    invalid("input " + std::to_string(i) + " must be an integer tensor, got " + std::string(dtype_name(t.dtype())));
+  Tensor c = t.to(DType::Int64).contiguous();
+  std::vector<int64_t> v(c.numel());
+  if (known(i)) {
+    DispatchDepthGuard quiet;  // a known value: the same on every replay (see Value)
+    std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(int64_t));
+  } else if (!v.empty()) {
+    std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(int64_t));
+  }
+  return v;
+}
+
+std::vector<double> Ctx::doubles(size_t i) const {
+  const Tensor& t = in(i);
+  Tensor c = t.to(DType::Float64).contiguous();
+  std::vector<double> v(c.numel());
+  if (known(i)) {
+    DispatchDepthGuard quiet;
+    std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(double));
+  } else if (!v.empty()) {
+    std::memcpy(v.data(), c.data_ptr(), v.size() * sizeof(double));
+  }
+  return v;
+}
+
+const Attr* Ctx::attr(const std::string& name) const {
+  auto it = node_.attrs.find(name);
+  return it == node_.attrs.end() ? nullptr : &it->second;
+}
+int64_t Ctx::attr_i(const std::string& name, int64_t dflt) const {
+  const Attr* a = attr(name);
+  return a ? a->i : dflt;
+}
+double Ctx::attr_f(const std::string& name, double dflt) const {
+  const Attr* a = attr(name);
+  return a ? a->f : dflt;
+}
+std::string Ctx::attr_s(const std::string& name, const std::string& dflt) const {
+  const Attr* a = attr(name);
+  return a ? a->s : dflt;
+}
+std::vector<int64_t> Ctx::attr_ints(const std::string& name, std::vector<int64_t> dflt) const {
+  const Attr* a = attr(name);
+  return a ? a->ints : dflt;
+}
+std::vector<double> Ctx::attr_floats(const std::string& name) const {
+  const Attr* a = attr(name);
+  return a ? a->floats : std::vector<double>{};
+}
+
+}  // namespace tandem::onnx

@@ -1,0 +1,552 @@
+// The ONNX importer on models these tests write with the generated protobuf classes:
+// initializers (raw_data and typed fields), Constant nodes, initializers listed as graph
+// inputs, external data, opset-dependent converters, training and compiled mode; and
+// hostile files (truncated, malformed, cyclic, undefined names, absurd shapes, sizes that
+// disagree with the data, unreadable paths), each a tandem::Error naming file and field.
+#include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "tandem/autograd/engine.h"
+#include "tandem/nn/compiled.h"
+#include "tandem/onnx/onnx.h"
+#include "tandem/tandem.h"
+
+namespace fs = std::filesystem;
+using namespace tandem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("tandem_onnx_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+void set_opset(::onnx::ModelProto& m, int64_t v) {
+  m.set_ir_version(8);
+  auto* o = m.add_opset_import();
+  o->set_domain("");
+  o->set_version(v);
+}
+
+::onnx::ValueInfoProto* add_value(google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto>* f, const std::string& name) {
+  auto* v = f->Add();
+  v->set_name(name);
+  v->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  return v;
+}
+
+::onnx::NodeProto* add_node(::onnx::GraphProto* g, const std::string& op, std::vector<std::string> in,
+                            std::vector<std::string> out, const std::string& name = "") {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& s : in) n->add_input(s);
+  for (auto& s : out) n->add_output(s);
+  return n;
+}
+
+void attr_i(::onnx::NodeProto* n, const std::string& name, int64_t v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(v);
+}
+void attr_f(::onnx::NodeProto* n, const std::string& name, float v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(v);
+}
+void attr_ints(::onnx::NodeProto* n, const std::string& name, std::vector<int64_t> v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (auto x : v) a->add_ints(x);
+}
+
+// A float tensor stored in raw_data (little-endian bytes).
+void raw_float(::onnx::TensorProto* t, const std::string& name, std::vector<int64_t> dims, const std::vector<float>& v) {
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  for (auto d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+}
+void typed_float(::onnx::TensorProto* t, const std::string& name, std::vector<int64_t> dims, const std::vector<float>& v) {
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::FLOAT);
+  for (auto d : dims) t->add_dims(d);
+  for (float x : v) t->add_float_data(x);
+}
+void typed_int64(::onnx::TensorProto* t, const std::string& name, std::vector<int64_t> dims, const std::vector<int64_t>& v) {
+  t->set_name(name);
+  t->set_data_type(::onnx::TensorProto::INT64);
+  for (auto d : dims) t->add_dims(d);
+  for (auto x : v) t->add_int64_data(x);
+}
+
+std::vector<float> iota(size_t n, float scale) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * (static_cast<float>(i % 7) - 3.0f);
+  return v;
+}
+
+// x [2, 3] -> Gemm(W1 [4, 3] raw, b1 [4] typed, transB) -> Relu -> Mul(Constant 0.5, typed)
+// -> Reshape(shape initializer int64 [8]) -> y [8]. Initializer names carry dots.
+::onnx::ModelProto mlp_model() {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  g->set_name("mlp");
+  add_value(g->mutable_input(), "x");
+  add_value(g->mutable_output(), "y");
+  raw_float(g->add_initializer(), "fc1.weight", {4, 3}, iota(12, 0.25f));
+  typed_float(g->add_initializer(), "fc1.bias", {4}, {0.5f, -0.25f, 0.125f, 1.0f});
+  typed_int64(g->add_initializer(), "shape", {1}, {8});
+  auto* gemm = add_node(g, "Gemm", {"x", "fc1.weight", "fc1.bias"}, {"h"}, "fc1");
+  attr_i(gemm, "transB", 1);
+  add_node(g, "Relu", {"h"}, {"r"});
+  auto* cst = add_node(g, "Constant", {}, {"half"});
+  auto* a = cst->add_attribute();
+  a->set_name("value");
+  a->set_type(::onnx::AttributeProto::TENSOR);
+  typed_float(a->mutable_t(), "", {}, {0.5f});
+  add_node(g, "Mul", {"r", "half"}, {"s"});
+  add_node(g, "Reshape", {"s", "shape"}, {"y"});
+  return m;
+}
+
+std::shared_ptr<tandem::onnx::OnnxModel> load(const ::onnx::ModelProto& m, const std::string& label = "test.onnx") {
+  return tandem::onnx::load_model_from_bytes(m.SerializeAsString(), label);
+}
+
+Tensor mlp_reference(const Tensor& x) {
+  auto w = iota(12, 0.25f);
+  Tensor W = from_vector(w, {4, 3});
+  Tensor b = tensor({0.5f, -0.25f, 0.125f, 1.0f});
+  return reshape(mul(relu(add(matmul(x, t(W)), b)), 0.5), {8});
+}
+
+template <typename E>
+std::string raises(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const E& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    return std::string("WRONG TYPE: ") + e.what();
+  }
+  return "NO ERROR";
+}
+
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+}  // namespace
+
+TEST(OnnxImport, MlpMatchesReferenceAndNamesParameters) {
+  auto model = load(mlp_model());
+  Tensor x = from_vector(iota(6, 0.5f), {2, 3});
+  Tensor y = (*model)(x);
+  Tensor want = mlp_reference(x);
+  EXPECT_TRUE(allclose(y, want, 1e-6, 1e-6));
+  auto names = model->named_parameters();
+  ASSERT_EQ(names.size(), 2u);
+  EXPECT_EQ(names[0].first, "fc1_weight");
+  EXPECT_EQ(names[1].first, "fc1_bias");
+  EXPECT_TRUE(names[0].second.requires_grad());
+  ASSERT_EQ(model->named_buffers().size(), 1u);  // the int64 shape
+  EXPECT_EQ(model->input_names(), std::vector<std::string>{"x"});
+  EXPECT_EQ(model->opset(), 13);
+}
+
+TEST(OnnxImport, CompiledEqualsEagerBitwise) {
+  auto model = load(mlp_model());
+  Tensor x = from_vector(iota(6, 0.5f), {2, 3});
+  autograd::NoGradGuard ng;
+  Tensor eager = (*model)(x);
+  auto cm = tandem::compile(std::static_pointer_cast<nn::Module>(model));
+  Tensor c1 = (*cm)(x), c2 = (*cm)(x);
+  EXPECT_TRUE(equal(eager, c1));
+  EXPECT_TRUE(equal(eager, c2));
+  EXPECT_GE(cm->function().compiled_calls(), 1);
+}
+
+TEST(OnnxImport, FineTuningLowersTheLoss) {
+  auto model = load(mlp_model());
+  Tensor x = from_vector(iota(6, 0.5f), {2, 3});
+  auto loss_of = [&] { return sum(mul((*model)(x), (*model)(x))); };
+  Tensor l0 = loss_of();
+  l0.backward();
+  for (auto& p : model->parameters()) {
+    ASSERT_TRUE(p.grad().defined());
+    autograd::NoGradGuard ng;
+    p.sub_(mul(p.grad(), 0.05));
+  }
+  Tensor l1 = loss_of();
+  EXPECT_LT(l1.item().to_double(), l0.item().to_double());
+  // load_state_dict reaches the tensors the graph reads.
+  auto sd = model->state_dict();
+  for (auto& [k, v] : sd)
+    if (v.is_floating_point()) v.zero_();
+  autograd::NoGradGuard ng;
+  EXPECT_EQ(sum(abs((*model)(x))).item().to_double(), 0.0);
+}
+
+TEST(OnnxImport, InitializersListedAsInputsBindByPosition) {
+  ::onnx::ModelProto m;
+  set_opset(m, 9);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x");
+  add_value(g->mutable_input(), "w");  // also an initializer (old PyTorch exports)
+  add_value(g->mutable_output(), "y");
+  typed_float(g->add_initializer(), "w", {2}, {2.0f, 3.0f});
+  add_node(g, "Mul", {"x", "w"}, {"y"});
+  auto model = load(m);
+  Tensor x = tensor({1.0f, 1.0f});
+  EXPECT_TRUE(equal(model->forward_list({x})[0], tensor({2.0f, 3.0f})));
+  EXPECT_TRUE(equal(model->forward_list({x, tensor({5.0f, 7.0f})})[0], tensor({5.0f, 7.0f})));
+  std::string e = raises<ValueError>([&] { model->forward_list({}); });
+  EXPECT_TRUE(contains(e, "got 0 inputs, expected 1")) << e;
+}
+
+TEST(OnnxImport, ExternalDataIsReadBesideTheModel) {
+  fs::path dir = temp_dir("external");
+  std::vector<float> w = {1.5f, -2.0f, 4.0f};
+  {
+    std::ofstream f(dir / "weights.bin", std::ios::binary);
+    f.write("padd", 4);  // the tensor starts at offset 4
+    f.write(reinterpret_cast<const char*>(w.data()), 12);
+  }
+  auto make = [&](const std::string& location, const std::string& offset) {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    auto* t = g->add_initializer();
+    t->set_name("w");
+    t->set_data_type(::onnx::TensorProto::FLOAT);
+    t->add_dims(3);
+    t->set_data_location(::onnx::TensorProto::EXTERNAL);
+    auto* kv = t->add_external_data();
+    kv->set_key("location");
+    kv->set_value(location);
+    kv = t->add_external_data();
+    kv->set_key("offset");
+    kv->set_value(offset);
+    add_node(g, "Add", {"x", "w"}, {"y"});
+    std::ofstream(dir / "model.onnx", std::ios::binary) << m.SerializeAsString();
+    return (dir / "model.onnx").string();
+  };
+  auto model = tandem::onnx::load_model(make("weights.bin", "4"));
+  EXPECT_TRUE(equal((*model)(zeros({3})), tensor({1.5f, -2.0f, 4.0f})));
+  std::string e = raises<ValueError>([&] { tandem::onnx::load_model(make("../etc/passwd", "0")); });
+  EXPECT_TRUE(contains(e, "must be a relative path inside the model's folder")) << e;
+  e = raises<ValueError>([&] { tandem::onnx::load_model(make("weights.bin", "8")); });
+  EXPECT_TRUE(contains(e, "initializer 'w'") && contains(e, "lies outside")) << e;
+  e = raises<RuntimeError>([&] { tandem::onnx::load_model(make("missing.bin", "0")); });
+  EXPECT_TRUE(contains(e, "missing.bin")) << e;
+  e = raises<ValueError>([&] { tandem::onnx::load_model(make("weights.bin", "-1")); });
+  EXPECT_TRUE(contains(e, "not a non-negative integer")) << e;
+  fs::remove_all(dir);
+}
+
+// The same op at two opset versions: attributes that became inputs, changed defaults.
+TEST(OnnxImport, ConvertersFollowTheOpsetVersion) {
+  Tensor x = reshape(arange(24, DType::Float32), {2, 3, 4});
+  // Slice: v1 attributes, v10+ inputs (with steps).
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 1);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    auto* n = add_node(g, "Slice", {"x"}, {"y"});
+    attr_ints(n, "starts", {1});
+    attr_ints(n, "ends", {3});
+    attr_ints(n, "axes", {2});
+    EXPECT_TRUE(equal((*load(m))(x), slice(x, 2, 1, 3)));
+  }
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    typed_int64(g->add_initializer(), "s", {1}, {-1});
+    typed_int64(g->add_initializer(), "e", {1}, {-1000});
+    typed_int64(g->add_initializer(), "a", {1}, {2});
+    typed_int64(g->add_initializer(), "st", {1}, {-2});
+    add_node(g, "Slice", {"x", "s", "e", "a", "st"}, {"y"});
+    Tensor y = (*load(m))(x);  // indices 3, 1 of the last dim
+    EXPECT_TRUE(equal(y, index_select(x, 2, tensor({3, 1}))));
+  }
+  // Softmax: v1 flattens to 2-D at axis (default 1); v13 works along axis (default -1).
+  for (int64_t opset : {1, 13}) {
+    ::onnx::ModelProto m;
+    set_opset(m, opset);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    add_node(g, "Softmax", {"x"}, {"y"});
+    Tensor want = opset == 1 ? reshape(softmax(reshape(x, {2, 12}), 1), {2, 3, 4}) : softmax(x, 2);
+    EXPECT_TRUE(allclose((*load(m))(x), want, 1e-6, 1e-7)) << "opset " << opset;
+  }
+  // Clip: v6 attributes, v11 inputs.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 6);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    auto* n = add_node(g, "Clip", {"x"}, {"y"});
+    attr_f(n, "min", 2.0f);
+    attr_f(n, "max", 5.0f);
+    EXPECT_TRUE(equal((*load(m))(x), clamp(x, Scalar(2.0), Scalar(5.0))));
+  }
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 11);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    typed_float(g->add_initializer(), "hi", {}, {7.0f});
+    add_node(g, "Clip", {"x", "", "hi"}, {"y"});  // min omitted
+    EXPECT_TRUE(equal((*load(m))(x), clamp(x, std::nullopt, Scalar(7.0))));
+  }
+  // Squeeze / ReduceSum: axes attribute (v11) vs input (v13).
+  Tensor z = zeros({2, 1, 3});
+  for (int64_t opset : {11, 13}) {
+    ::onnx::ModelProto m;
+    set_opset(m, opset);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    if (opset == 11) {
+      attr_ints(add_node(g, "Squeeze", {"x"}, {"q"}), "axes", {1});
+      auto* r = add_node(g, "ReduceSum", {"q"}, {"y"});
+      attr_ints(r, "axes", {0});
+      attr_i(r, "keepdims", 0);
+    } else {
+      typed_int64(g->add_initializer(), "ax1", {1}, {1});
+      typed_int64(g->add_initializer(), "ax0", {1}, {0});
+      add_node(g, "Squeeze", {"x", "ax1"}, {"q"});
+      attr_i(add_node(g, "ReduceSum", {"q", "ax0"}, {"y"}), "keepdims", 0);
+    }
+    Tensor y = (*load(m))(z);
+    EXPECT_EQ(y.sizes().vec(), std::vector<int64_t>{3}) << "opset " << opset;
+  }
+}
+
+// ------------------------------------------------------------------------ hostile files
+
+TEST(OnnxHostile, TruncatedAndMalformedProtobuf) {
+  std::string good = mlp_model().SerializeAsString();
+  std::string e = raises<RuntimeError>([&] { tandem::onnx::load_model_from_bytes(good.substr(0, good.size() / 2), "cut.onnx"); });
+  EXPECT_TRUE(contains(e, "cut.onnx") && contains(e, "not a valid ONNX ModelProto")) << e;
+  e = raises<RuntimeError>([&] { tandem::onnx::load_model_from_bytes(std::string(64, '\xff'), "junk.onnx"); });
+  EXPECT_TRUE(contains(e, "junk.onnx")) << e;
+  e = raises<RuntimeError>([&] { tandem::onnx::load_tensor_from_bytes("\x0a\xff\xff\xff\xff\x0f", "t.pb"); });
+  EXPECT_TRUE(contains(e, "t.pb") && contains(e, "TensorProto")) << e;
+  // Every prefix of a valid file loads or raises a tandem::Error; nothing crashes.
+  for (size_t n = 0; n < good.size(); n += 7) {
+    try {
+      tandem::onnx::load_model_from_bytes(good.substr(0, n), "prefix.onnx");
+    } catch (const Error&) {
+    }
+  }
+}
+
+TEST(OnnxHostile, UnreadablePaths) {
+  fs::path dir = temp_dir("paths");
+  std::string e = raises<RuntimeError>([&] { tandem::onnx::load_model(dir.string()); });
+  EXPECT_TRUE(contains(e, dir.string())) << e;
+  e = raises<RuntimeError>([&] { tandem::onnx::load_model((dir / "nope.onnx").string()); });
+  EXPECT_TRUE(contains(e, "nope.onnx")) << e;
+  e = raises<RuntimeError>([&] { tandem::onnx::load_tensor((dir / "nope.pb").string()); });
+  EXPECT_TRUE(contains(e, "nope.pb")) << e;
+  fs::remove_all(dir);
+}
+
+TEST(OnnxHostile, CycleAndUndefinedNames) {
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "b");
+    add_node(g, "Add", {"x", "b"}, {"a"}, "first");
+    add_node(g, "Relu", {"a"}, {"b"}, "second");
+    std::string e = raises<ValueError>([&] { load(m, "cycle.onnx"); });
+    EXPECT_TRUE(contains(e, "cycle.onnx") && contains(e, "cycle through node")) << e;
+  }
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    add_node(g, "Add", {"x", "ghost"}, {"y"}, "adder");
+    std::string e = raises<ValueError>([&] { load(m); });
+    EXPECT_TRUE(contains(e, "node adder (Add) reads value 'ghost'")) << e;
+  }
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    add_node(g, "Relu", {"x"}, {"y"}, "one");
+    add_node(g, "Relu", {"x"}, {"y"}, "two");
+    std::string e = raises<ValueError>([&] { load(m); });
+    EXPECT_TRUE(contains(e, "defines value 'y', already defined")) << e;
+  }
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "nowhere");
+    std::string e = raises<ValueError>([&] { load(m); });
+    EXPECT_TRUE(contains(e, "graph output 'nowhere'")) << e;
+  }
+}
+
+TEST(OnnxHostile, AbsurdShapesAndSizeMismatches) {
+  auto with_init = [](const std::function<void(::onnx::TensorProto*)>& fill) {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    fill(g->add_initializer());
+    add_node(g, "Add", {"x", "w"}, {"y"});
+    return m;
+  };
+  std::string e = raises<ValueError>([&] {
+    load(with_init([](auto* t) { raw_float(t, "w", {int64_t{1} << 40, int64_t{1} << 40}, {1.0f}); }));
+  });
+  EXPECT_TRUE(contains(e, "initializer 'w'") && contains(e, "absurd shape")) << e;
+  // Large but representable dims with little data: refused before anything is allocated
+  // (2^36 float32 elements would be 256 GiB).
+  e = raises<ValueError>([&] { load(with_init([](auto* t) { raw_float(t, "w", {int64_t{1} << 36}, {1.0f}); })); });
+  EXPECT_TRUE(contains(e, "raw_data holds 4 bytes") && contains(e, "need 274877906944")) << e;
+  e = raises<ValueError>([&] { load(with_init([](auto* t) { typed_float(t, "w", {int64_t{1} << 36}, {1.0f}); })); });
+  EXPECT_TRUE(contains(e, "float_data holds 1 values")) << e;
+  e = raises<ValueError>([&] { load(with_init([](auto* t) { raw_float(t, "w", {-3}, {1.0f}); })); });
+  EXPECT_TRUE(contains(e, "negative dim -3")) << e;
+  e = raises<ValueError>([&] { load(with_init([](auto* t) { raw_float(t, "w", {4}, {1.0f, 2.0f}); })); });
+  EXPECT_TRUE(contains(e, "initializer 'w'") && contains(e, "raw_data holds 8 bytes") && contains(e, "need 16")) << e;
+  e = raises<ValueError>([&] { load(with_init([](auto* t) { typed_float(t, "w", {3}, {1.0f}); })); });
+  EXPECT_TRUE(contains(e, "float_data holds 1 values") && contains(e, "need 3")) << e;
+  e = raises<TypeError>([&] {
+    load(with_init([](auto* t) {
+      t->set_name("w");
+      t->set_data_type(::onnx::TensorProto::UINT32);
+      t->add_dims(1);
+      t->add_uint64_data(1);
+    }));
+  });
+  EXPECT_TRUE(contains(e, "UINT32") && contains(e, "initializer 'w'")) << e;
+}
+
+TEST(OnnxHostile, UnknownOpsAndDomainsNameOpAndOpset) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x");
+  add_value(g->mutable_output(), "y");
+  add_node(g, "FancyOp", {"x"}, {"y"}, "mystery");
+  std::string e = raises<NotImplementedError>([&] { load(m); });
+  EXPECT_TRUE(contains(e, "node mystery (FancyOp, opset 13)") && contains(e, "no converter")) << e;
+  g->mutable_node(0)->set_op_type("Relu");
+  g->mutable_node(0)->set_domain("com.example");
+  e = raises<ValueError>([&] { load(m); });
+  EXPECT_TRUE(contains(e, "domain 'com.example' is not in the model's opset_import")) << e;
+  auto* o = m.add_opset_import();
+  o->set_domain("com.example");
+  o->set_version(1);
+  e = raises<NotImplementedError>([&] { load(m); });
+  EXPECT_TRUE(contains(e, "domain 'com.example' is not supported")) << e;
+}
+
+TEST(OnnxHostile, ConverterErrorsNameTheNode) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x");
+  add_value(g->mutable_output(), "y");
+  attr_i(add_node(g, "Softmax", {"x"}, {"y"}, "sm"), "axis", 5);
+  auto model = load(m);
+  std::string e = raises<ValueError>([&] { (*model)(zeros({2, 3})); });
+  EXPECT_TRUE(contains(e, "node sm (Softmax, opset 13)") && contains(e, "axis 5")) << e;
+}
+
+TEST(OnnxImport, SupportedOpsListsTheTable) {
+  auto ops = tandem::onnx::supported_ops();
+  for (const char* op : {"Conv", "Gemm", "MatMul", "Relu", "BatchNormalization", "MaxPool", "AveragePool", "Reshape",
+                         "Slice", "Softmax", "Resize", "Gather", "Where", "Cast", "Pad"})
+    EXPECT_TRUE(std::find(ops.begin(), ops.end(), op) != ops.end()) << op;
+  EXPECT_TRUE(std::is_sorted(ops.begin(), ops.end()));
+}
+
+// The fuzz target's seeds (tests/fuzz/make_seeds.py writes them byte by byte) are valid
+// files that reach the converters: the models load and run.
+TEST(OnnxImport, FuzzSeedsLoadAndRun) {
+  const std::string dir = std::string(TANDEM_ONNX_TEST_DIR) + "/../fuzz/corpus/onnx/";
+  auto mlp = tandem::onnx::load_model(dir + "mlp");
+  Tensor y = (*mlp)(ones({1, 3}));
+  EXPECT_TRUE(allclose(y, tensor({3.25f, 7.0f}), 1e-6, 1e-6));  // relu([6.5, 14]) * 0.5
+  auto conv = tandem::onnx::load_model(dir + "conv_pool");
+  EXPECT_EQ((*conv)(ones({1, 1, 4, 4})).sizes().vec(), (std::vector<int64_t>{1, 1, 2, 2}));
+  Tensor t = tandem::onnx::load_tensor(dir + "tensor");
+  EXPECT_TRUE(equal(t, from_vector(std::vector<int64_t>{1, -2, 3, int64_t{1} << 40}, {2, 2})));
+}
+
+// A deterministic mutation sweep over valid models (the fuzz target's idea, in the normal
+// test run): bit flips, byte overwrites, truncations and duplicated spans of a serialized
+// model either load or raise a tandem::Error; loaded ones run or raise one too.
+TEST(OnnxHostile, MutatedModelsLoadOrRaiseErrors) {
+  const std::string good = mlp_model().SerializeAsString();
+  uint64_t state = 0x9e3779b97f4a7c15ULL;
+  auto next = [&] {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  int loaded = 0, refused = 0;
+  for (int round = 0; round < 3000; ++round) {
+    std::string m = good;
+    const int edits = 1 + static_cast<int>(next() % 3);
+    for (int e = 0; e < edits; ++e) {
+      const size_t pos = next() % m.size();
+      switch (next() % 4) {
+        case 0: m[pos] = static_cast<char>(m[pos] ^ (1 << (next() % 8))); break;
+        case 1: m[pos] = static_cast<char>(next()); break;
+        case 2: m.resize(pos + 1); break;
+        default: m.insert(pos, m.substr(pos, 1 + next() % 16)); break;
+      }
+    }
+    try {
+      auto model = tandem::onnx::load_model_from_bytes(m, "mutant.onnx");
+      ++loaded;
+      try {
+        autograd::NoGradGuard ng;
+        model->forward_list({from_vector(iota(6, 0.5f), {2, 3})});
+      } catch (const Error&) {
+      }
+    } catch (const Error& e) {
+      ++refused;
+      EXPECT_NE(std::string(e.what()).find("mutant.onnx"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_GT(loaded, 0);
+  EXPECT_GT(refused, 0);
+}
