@@ -18,10 +18,19 @@ using namespace tandem;
 namespace {
 
 // python3-onnx's checker (full_check: also shape inference) on `path`; 0 when valid.
+// As the Python suite runs (python/CMakeLists.txt): no site (-S), so no machine-local .pth
+// file runs, with only Debian's package directory on the path; bytecode caches in a
+// directory of our own, so the interpreter compiles the packaged sources instead of opening
+// the unpackaged .pyc files beside them (deps-check traces what tests open).
 int onnx_checker(const std::string& path) {
-  const std::string cmd = "/usr/bin/python3 -c \"import onnx, sys; onnx.checker.check_model(onnx.load(sys.argv[1]), "
-                          "full_check=True)\" '" + path + "' 2>&1";
-  return std::system(cmd.c_str());
+  const fs::path cache = fs::temp_directory_path() / ("tandem_pycache_" + std::to_string(::getpid()));
+  const std::string cmd = "env PYTHONPATH=/usr/lib/python3/dist-packages PYTHONPYCACHEPREFIX='" + cache.string() +
+                          "' /usr/bin/python3 -S -c \"import onnx, sys; "
+                          "onnx.checker.check_model(onnx.load(sys.argv[1]), full_check=True)\" '" + path + "' 2>&1";
+  const int rc = std::system(cmd.c_str());
+  std::error_code ec;
+  fs::remove_all(cache, ec);
+  return rc;
 }
 
 void round_trip(const nn::ModulePtr& m, const Tensor& x, const std::string& name) {
