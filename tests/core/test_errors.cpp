@@ -83,6 +83,20 @@ TEST(Errors, NegativeSizesAreValueError) {
   EXPECT_TANDEM_ERROR(empty_strided_tensor({2, -3}, {1, 1}, kFloat32), ValueError, "empty_strided", "-3");
 }
 
+// Sizes whose element count, byte count or a contiguous stride overflows int64 raise
+// before anything is allocated (a wrapped count would allocate a small buffer). A zero-
+// sized dimension makes the element count 0 but not the other dimensions' strides.
+TEST(Errors, SizesThatOverflowInt64RaiseBeforeAllocating) {
+  const int64_t big = int64_t{1} << 40;
+  EXPECT_TANDEM_ERROR(empty({big, big}), RuntimeError, "empty", "overflowed", "[1099511627776, 1099511627776]");
+  EXPECT_TANDEM_ERROR(empty({0, int64_t{1} << 62, 7936}), RuntimeError, "empty", "overflowed");
+  EXPECT_TANDEM_ERROR(empty({int64_t{1} << 61, 2}, TensorOptions().dtype(kFloat32)), RuntimeError, "empty",
+                      "float32");  // 2^64 bytes
+  EXPECT_TANDEM_ERROR(zeros({big, big}), RuntimeError, "zeros", "overflowed");
+  EXPECT_EQ(empty({0, big}).numel(), 0);  // strides fit: fine
+  EXPECT_EQ(empty({0, big}).stride(0), big);
+}
+
 TEST(Errors, ItemOnManyElementsIsValueError) {
   EXPECT_TANDEM_ERROR(arange(6).item<int64_t>(), ValueError, "item", "6 elements");
   EXPECT_TANDEM_ERROR(zeros({0}).item<float>(), ValueError, "item", "0 elements");

@@ -99,6 +99,15 @@ int64_t wrap_dim(int64_t dim, int64_t ndim, const char* op) {
 void check_sizes_nonnegative(IntArrayRef sizes, const char* op) {
   for (int64_t s : sizes)
     TANDEM_CHECK(s >= 0, ValueError, op, "negative dimension ", s, " in size ", sizes, ", expected sizes >= 0");
+  // Every contiguous stride must fit int64, zero-sized dimensions included (they make the
+  // element count 0, not the other dimensions' strides small): PyTorch's "Storage size
+  // calculation overflowed". A wrapped count would allocate a small buffer.
+  int64_t stride = 1;
+  bool overflow = false;
+  for (size_t i = sizes.size(); i-- > 0;)
+    overflow = overflow || __builtin_mul_overflow(stride, std::max<int64_t>(sizes[i], 1), &stride);
+  TANDEM_CHECK(!overflow, RuntimeError, op, "storage size calculation overflowed with sizes ", sizes,
+               ", expected sizes whose product (zero-sized dimensions counted as 1) fits int64");
 }
 
 int64_t Tensor::size(int64_t d) const {
@@ -133,8 +142,11 @@ Tensor make_alias(const Tensor& base, IntArrayRef sizes, IntArrayRef strides, in
 
 Tensor empty_tensor(IntArrayRef sizes, DType dtype, Device device) {
   check_sizes_nonnegative(sizes, "empty");
-  int64_t n = multiply_integers(sizes);
-  auto storage = Storage::make(static_cast<size_t>(n * element_size(dtype)), &cpu_allocator());
+  int64_t bytes = 0;
+  TANDEM_CHECK(!__builtin_mul_overflow(multiply_integers(sizes), element_size(dtype), &bytes), RuntimeError, "empty",
+               "storage size calculation overflowed with sizes ", sizes, " of ", dtype_name(dtype),
+               ", expected at most 2^63 - 1 bytes");
+  auto storage = Storage::make(static_cast<size_t>(bytes), &cpu_allocator());
   (void)device;
   return Tensor(IntrusivePtr<TensorImpl>::make(std::move(storage), dtype, sizes, int64_t{0}));
 }

@@ -42,22 +42,26 @@ std::string dirname(const std::string& path) {
   return pos == std::string::npos ? "." : path.substr(0, pos == 0 ? 1 : pos);
 }
 
-// Element count of dims, checked: no negative dim, no overflow, at most kMaxElements.
-int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& where) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0) throw ValueError(where + "negative dim " + std::to_string(d));
-    if (d != 0 && n > kMaxElements / d)
-      throw ValueError(where + "dims describe more than 2^38 elements (absurd shape)");
-    n *= d;
-  }
-  return n;
-}
-
 std::string dims_str(const std::vector<int64_t>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
   return s + "]";
+}
+
+// Element count of dims, checked: no negative dim, no overflow, at most kMaxElements.
+int64_t checked_numel(const std::vector<int64_t>& dims, const std::string& where) {
+  // The bound applies with zero-sized dims counted as 1: they make the element count 0,
+  // not the other dims' strides small (a tensor [0, 2^62, 7936] cannot be laid out).
+  int64_t n = 1, span = 1;
+  for (int64_t d : dims) {
+    if (d < 0) throw ValueError(where + "negative dim " + std::to_string(d));
+    const int64_t d1 = std::max<int64_t>(d, 1);
+    if (span > kMaxElements / d1)
+      throw ValueError(where + "dims describe more than 2^38 elements (absurd shape; zero-sized dims count as 1)");
+    span *= d1;
+    n *= d;
+  }
+  return n;
 }
 
 // Copies `n` typed values into t's storage, converting to the element type (used for the
