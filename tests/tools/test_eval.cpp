@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "eval.h"
+#include "support/cli.h"
 #include "support/fashion_data.h"
 #include "tandem/tandem.h"
 #include "train.h"
@@ -266,16 +267,7 @@ TEST(Predict, BadInputsAreRefusedByName) {
   EXPECT_THROW(tools::run_predict(c, out), RuntimeError);
 }
 
-/// Runs the tandem program with `args`; returns {exit status, stdout + stderr}.
-std::pair<int, std::string> cli(const std::string& args) {
-  FILE* p = popen((std::string(TANDEM_CLI_PATH) + " " + args + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using tandem_test::cli;
 
 TEST(Cli, VersionHelpAndUnknownArguments) {
   auto [rc, out] = cli("--version");

@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "run.h"
+#include "support/cli.h"
 #include "tandem/onnx/onnx.h"
 #include "tandem/tandem.h"
 
@@ -17,15 +18,7 @@ using namespace tandem;
 
 namespace {
 
-std::pair<int, std::string> cli(const std::string& args) {
-  FILE* p = popen((std::string(TANDEM_CLI_PATH) + " " + args + " 2>&1").c_str(), "r");
-  std::string out;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using tandem_test::cli;
 
 // A version-1 .npy file: magic, header dict padded with spaces to a multiple of 16, data.
 std::string npy_bytes(const std::string& descr, const std::string& shape, const std::string& data,
