@@ -96,7 +96,9 @@ class MaxFlow {
 
 Partition choose_saved(const ir::Graph& g, size_t forward_nodes, const std::vector<bool>& needed, bool enabled) {
   const size_t nv = g.values().size(), n = g.nodes().size();
-  std::vector<int> position(n, -1);  // node id -> position in the node list
+  int max_id = -1;
+  for (const auto& node : g.nodes()) max_id = std::max(max_id, node.id);
+  std::vector<int> position(static_cast<size_t>(max_id + 1), -1);  // node id -> position in the node list
   for (size_t k = 0; k < n; ++k) position[static_cast<size_t>(g.nodes()[k].id)] = static_cast<int>(k);
   auto producer_pos = [&](int v) {
     const ir::Value& val = g.value(v);
