@@ -188,9 +188,10 @@ struct MetaKey {
 
 // The key words of one attribute: its exact value, not a hash (two size lists whose
 // hashes collide, e.g. [4, 2] and [2, 128] under hash_attr, must not share a meta: the
-// second call would allocate the first one's output). Strings (mode names) stay hashed.
+// second call would allocate the first one's output). Strings go in as their bytes.
 size_t attr_key_words(const AttrValue& a) {
   if (const auto* v = std::get_if<std::vector<int64_t>>(&a)) return 2 + v->size();
+  if (const auto* str = std::get_if<std::string>(&a)) return 2 + (str->size() + 7) / 8;
   if (std::holds_alternative<Scalar>(a)) return 3;
   return 2;
 }
@@ -199,6 +200,14 @@ int64_t* put_attr_key(int64_t* p, const AttrValue& a) {
   if (const auto* v = std::get_if<std::vector<int64_t>>(&a)) {
     *p++ = static_cast<int64_t>(v->size());
     for (int64_t e : *v) *p++ = e;
+  } else if (const auto* str = std::get_if<std::string>(&a)) {
+    *p++ = static_cast<int64_t>(str->size());
+    const size_t words = (str->size() + 7) / 8;
+    if (words > 0) {
+      p[words - 1] = 0;  // the last word's unused bytes
+      std::memcpy(p, str->data(), str->size());
+      p += words;
+    }
   } else if (const auto* b = std::get_if<bool>(&a)) {
     *p++ = *b;
   } else if (const auto* i = std::get_if<int64_t>(&a)) {
@@ -209,10 +218,14 @@ int64_t* put_attr_key(int64_t* p, const AttrValue& a) {
     *p++ = static_cast<int64_t>(*dt);
   } else if (const auto* sc = std::get_if<Scalar>(&a)) {
     *p++ = static_cast<int64_t>(sc->kind());
-    const double d = sc->to_double();
-    std::memcpy(p++, &d, 8);
-  } else {  // string, monostate
-    *p++ = static_cast<int64_t>(hash_attr(a));
+    if (sc->is_bool() || sc->is_integral()) {  // exact beyond 2^53
+      *p++ = sc->to_int();
+    } else {
+      const double d = sc->to_double();
+      std::memcpy(p++, &d, 8);
+    }
+  } else {  // monostate: the index says it all
+    *p++ = 0;
   }
   return p;
 }

@@ -716,20 +716,31 @@ void for_each_batch_chunk(dt t, const Conv2dGeometry& g, bool weights, void* gra
     run(g, int64_t{0}, grad_weight, grad_bias);
     return;
   }
-  const int64_t wn = weights ? g.OC * (g.C / g.groups) * g.KH * g.KW : 0;
+  if (!weights) {  // the input gradient of each image is its own: nothing to add up
+    for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
+      Conv2dGeometry gc = g;
+      gc.N = std::min(chunk, g.N - n0);
+      run(gc, n0, nullptr, nullptr);
+    }
+    return;
+  }
+  const int64_t wn = g.OC * (g.C / g.groups) * g.KH * g.KW;
   TempBuffer part_w(static_cast<size_t>(wn) * sizeof(float));
-  TempBuffer part_b(static_cast<size_t>(weights && grad_bias ? g.OC : 0) * sizeof(float));
+  TempBuffer part_b(static_cast<size_t>(grad_bias ? g.OC : 1) * sizeof(float));
+  // Elementwise adds (any split of the range gives the same bytes).
+  auto add = [](void* to, const void* from, int64_t n) {
+    auto* d = static_cast<float*>(to);
+    const auto* f = static_cast<const float*>(from);
+    parallel_for(0, n, kGrainSize, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) d[i] += f[i];
+    });
+  };
   for (int64_t n0 = 0; n0 < g.N; n0 += chunk) {
     Conv2dGeometry gc = g;
     gc.N = std::min(chunk, g.N - n0);
     const bool first = n0 == 0;
     run(gc, n0, first ? grad_weight : part_w.get(), first || !grad_bias ? grad_bias : part_b.get());
-    if (first || !weights) continue;
-    auto add = [](void* to, const void* from, int64_t n) {
-      auto* d = static_cast<float*>(to);
-      const auto* f = static_cast<const float*>(from);
-      for (int64_t i = 0; i < n; ++i) d[i] += f[i];
-    };
+    if (first) continue;
     add(grad_weight, part_w.get(), wn);
     if (grad_bias) add(grad_bias, part_b.get(), g.OC);
   }
