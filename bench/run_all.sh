@@ -22,6 +22,9 @@
 #          from $BUILD_DIR/python against Debian's python3-torch)
 #   ddp:   data-parallel training over MPI (bench_ddp): 2 ranks x 1 thread under mpirun vs
 #          1 process x 2 threads, mlp and cnn, and the scaling projection (tandem only)
+#   onnx:  the ONNX backend test suite's models (bench_onnx): load and first-run time of the
+#          largest, eager vs compiled inference per pytorch-converted model (tandem only)
+#   ONNX_FLAGS="--seconds 0.5" bench/run_all.sh   flags for bench_onnx
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
 #   TRAIN_FLAGS="--rounds 3 --seconds 1" bench/run_all.sh   flags for the training programs
 #   COMPILE_FLAGS="--benchmark_filter=b128" bench/run_all.sh   extra flags (compile part)
@@ -30,7 +33,7 @@ cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
 
 build=${1:-build-bench}
 what=${2:-all}
-case $what in all | core | autograd | train | amp | compile | ops | python | budget | ddp) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, amp, compile, ops, python, budget or ddp)" >&2; exit 2 ;; esac
+case $what in all | core | autograd | train | amp | compile | ops | python | budget | ddp | onnx) ;; *) echo "run_all.sh: unknown part '$what' (all, core, autograd, train, amp, compile, ops, python, budget, ddp or onnx)" >&2; exit 2 ;; esac
 out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
@@ -39,6 +42,7 @@ bins=()
 [[ $what == all || $what == compile ]] && bins+=(bench_compile bench_peer_torch_compile)
 [[ $what == all || $what == ops ]] && bins+=(bench_ops bench_peer_torch_ops)
 [[ $what == all || $what == budget ]] && bins+=(bench_budget)
+[[ $what == all || $what == onnx ]] && bins+=(bench_onnx)
 for bin in "${bins[@]}"; do
   [[ -x $build/bench/$bin ]] || { echo "run_all.sh: no $build/bench/$bin; build it with ./run bench" >&2; exit 1; }
 done
@@ -286,5 +290,16 @@ if [[ $what == all || $what == ddp ]]; then
   done
   "$py" bench/report.py ddp --out bench/RESULTS.md --command "$command" --commands "$out/ddp_commands.txt" \
     --load "$(cut -d' ' -f1 /proc/loadavg)" "${runs[@]}"
+fi
+# ---------------------------------------------------------------- ONNX import (issue 18, tandem only)
+if [[ $what == all || $what == onnx ]]; then
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  read -r -a oextra <<< "${ONNX_FLAGS:-}"
+  cmd=("${clean_env[@]}" "$build/bench/bench_onnx" "${oextra[@]}")
+  echo "== onnx: ${cmd[*]}"
+  echo "${cmd[*]}" > "$out/onnx_commands.txt"
+  "${cmd[@]}" > "$out/onnx.tsv"
+  "$py" bench/report.py onnx --out bench/RESULTS.md --command "$command" --commands "$out/onnx_commands.txt" \
+    --load "$load" "$out/onnx.tsv"
 fi
 echo "wrote bench/RESULTS.md"
