@@ -16,7 +16,8 @@ namespace {
 // starts, with every activation saved (4 MiB each against 3.5 MiB of weight gradients: the
 // budget has room to work); "cnn": the reference cnn, whose
 // peak is one node's working set (conv1's backward: its 28x28 gradient and oneDNN's
-// reordered copy of it).
+// reordered copy of it) unless the batch is large enough for the planner to split that
+// backward by batch.
 struct Trainer {
   std::shared_ptr<nn::Sequential> model;
   std::unique_ptr<optim::Optimizer> opt;
@@ -127,9 +128,10 @@ TEST(CompileBudget, AStepFitsEveryBudgetDownToTheMinimumWithEagersNumbers) {
   EXPECT_LT(fitted, 19) << "a budget of 10% fitted: the minimum is not being enforced";
 }
 
-// The cnn's peak is the working set of conv1's backward (nothing else is in memory there
-// but that node's inputs, outputs and the kernel's own allocations): just under it, the
-// error names that node.
+// At batch 32 (below the convolution backward's chunk of images, so nothing splits) the
+// cnn's peak is the working set of conv1's backward (nothing else is in memory there but
+// that node's inputs, outputs and the kernel's own allocations): just under it, the error
+// names that node.
 TEST(CompileBudget, TheMinimumIsNamedWithTheNodeWhereMemoryPeaks) {
   Data d("cnn", 32);
   const int64_t full = unconstrained_peak("cnn", d);
@@ -146,6 +148,36 @@ TEST(CompileBudget, TheMinimumIsNamedWithTheNodeWhereMemoryPeaks) {
     EXPECT_NE(msg.find("live bytes peak at node"), std::string::npos) << msg;
     EXPECT_NE(msg.find("the kernel's own allocations"), std::string::npos) << msg;
   }
+}
+
+// At batch 96 the cnn's convolution backwards sum their weight gradients in chunks of
+// images (41 for conv1, 83 for conv2), so the planner can run each with the pooling
+// backward that makes its input per chunk: its first choice, before any offload. The pieces
+// are the kernel's own chunks and sums, so losses and parameters stay eager's bit for bit.
+TEST(CompileBudget, TheCnnSplitsItsConvolutionBackwardsByBatchWithEagersNumbers) {
+  Data d("cnn", 96);
+  const int64_t full = unconstrained_peak("cnn", d);
+  const int64_t budget = full * 9 / 10;
+  Trainer t("cnn");
+  auto cf = compile_step(t, budget);
+  std::vector<Tensor> got;
+  int64_t peak = 0;
+  for (size_t s = 0; s < 5; ++s) {
+    auto run = [&] { got.push_back((*cf)({d.xs[s], d.ys[s]})[0]); };
+    if (s == 4) peak = step_peak(run); else run();
+  }
+  const auto* ex = cf->last_executor();
+  ASSERT_NE(ex, nullptr);
+  const auto& plan = ex->budget_plan();
+  ASSERT_FALSE(plan.split.empty()) << plan.to_text();
+  EXPECT_NE(plan.split[0].find("convolution_backward"), std::string::npos) << plan.to_text();
+  EXPECT_NE(plan.split[0].find("_fused_max_pool2d_relu_backward"), std::string::npos) << plan.to_text();
+  EXPECT_NE(plan.to_text().find("split"), std::string::npos);
+  EXPECT_LE(peak, budget) << ex->memory_summary();
+  EXPECT_LE(plan.planned_peak, budget) << plan.to_text();
+  for (size_t s = 0; s < 5; ++s) EXPECT_TRUE(bitwise_equal(got[s], d.losses[s])) << "loss of step " << s;
+  auto pa = t.model->parameters(), pb = d.ref.model->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(bitwise_equal(pa[i], pb[i])) << "parameter " << i;
 }
 
 // A compiled module trained by the caller's backward() splits into two programs; a budget

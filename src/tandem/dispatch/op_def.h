@@ -137,6 +137,8 @@ using ViewFn = ViewGeometry (*)(const MetaRef& input, const AttrReader& attrs);
 using BackwardFn = std::vector<Tensor> (*)(BackwardContext&);
 /// A composite op's body, written with other ops; no kernel and no backward needed.
 using CompositeFn = std::vector<Tensor> (*)(ArrayRef<Tensor> inputs, const AttrReader& attrs);
+/// See OpDef::batch_chunk.
+using BatchChunkFn = int64_t (*)(ArrayRef<MetaRef> inputs, const AttrReader& attrs);
 
 /// The definition of one operator.
 struct OpDef {
@@ -173,6 +175,26 @@ struct OpDef {
   /// a value this op made instead of keeping it alive. Pointwise ops are cheap without the
   /// flag; it marks other streaming ops (a fused elementwise node). Never set on random ops.
   bool cheap_to_recompute = false;
+  /// Bit i: dim 0 of input i is a batch of examples the op treats one by one (with
+  /// batch_separable or batch_chunk); the other inputs are read whole by every example.
+  uint32_t batch_inputs = 0;
+  /// Batch-separable: dim 0 of every output is that batch and output example n depends only
+  /// on example n of the batch inputs, so the kernel run on a slice of the examples writes
+  /// the bytes it writes for them on the whole batch. The memory-budget planner
+  /// (runtime/memory_budget.h) may run such a node per chunk of examples.
+  bool batch_separable = false;
+  /// For an op whose outputs are sums over the batch of its batch inputs (a convolution's
+  /// weight and bias gradients): the number of examples per chunk in which the kernel
+  /// itself sums this call (one pass per chunk, the chunks' partial sums added to the first
+  /// chunk's in chunk order, one add per element), or 0 when the call runs whole or cannot
+  /// be split so. Per-chunk calls on slices of the batch inputs plus `add` nodes then give
+  /// the call's bytes; the memory-budget planner splits such a node, with the
+  /// batch-separable node making its input, so that input is never whole in memory.
+  BatchChunkFn batch_chunk = nullptr;
+  /// With batch_chunk, bit i: output i is per example (dim 0 the batch, example n from
+  /// example n of the batch inputs: a convolution's input gradient), not a sum; a split
+  /// writes each chunk's piece into its slice of the whole output.
+  uint32_t batch_outputs = 0;
   /// Bit i: the kernel writes input i in place (besides an in-place variant's self), e.g.
   /// native_batch_norm's running_mean/running_var in training. Such inputs must not take
   /// part in promotion (InputSpec::promote = false) so the kernel writes the caller's

@@ -9,6 +9,8 @@ TensorMeta with_strides(TensorMeta m) {
   if (m.strides.empty() && !m.sizes.empty()) m.strides = contiguous_strides(m.sizes);
   return m;
 }
+}  // namespace
+
 MetaRef meta_ref(const Value& v) {
   MetaRef r;
   r.dtype = v.meta.dtype;
@@ -19,7 +21,6 @@ MetaRef meta_ref(const Value& v) {
                         (v.kind == ValueKind::Constant && v.constant.defined() && v.constant.impl()->is_wrapped_number());
   return r;
 }
-}  // namespace
 
 int Graph::add_input(const TensorMeta& meta, std::string name) {
   Value v;

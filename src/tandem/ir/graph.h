@@ -39,6 +39,10 @@ struct Value {
   bool wrapped_number = false;
 };
 
+/// `v`'s metadata as the dispatcher's meta functions take it (a view of v.meta: valid
+/// while v is). A number captured as a constant keeps its lower rank in type promotion.
+MetaRef meta_ref(const Value& v);
+
 /// One op application.
 struct Node {
   int id = -1;

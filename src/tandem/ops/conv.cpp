@@ -508,6 +508,17 @@ TANDEM_REGISTER_OP(convolution_backward) {
     auto pick = [&](size_t i) { return mask[i] ? c.outputs[i] : Tensor(); };
     kernels::conv2d_backward(g, pick(0), pick(1), pick(2), c.inputs[0], c.inputs[1], c.inputs[2]);
   };
+  // grad_weight and grad_bias sum over the images of grad_output and input; the kernel
+  // sums a large float32 batch in chunks (kernels::conv2d_backward_batch_chunk), computing
+  // grad_input (per image) chunk by chunk alongside.
+  d.batch_inputs = 0b011;
+  d.batch_outputs = 0b001;
+  d.batch_chunk = [](ArrayRef<MetaRef> in, const AttrReader& a) -> int64_t {
+    const auto& mask = a.ints(4);
+    if (mask.size() != 3 || !mask[1]) return 0;
+    const Conv2dGeometry g = backward_geometry("convolution_backward", in[0], in[1], in[2], a);
+    return kernels::conv2d_backward_batch_chunk(g, in[1].dtype);
+  };
   d.backward = convolution_backward_rule;
   d.save_inputs = 0b111;
   return d;

@@ -296,6 +296,8 @@ TANDEM_REGISTER_OP(_fused_max_pool2d_relu_backward) {
   OpDef d;
   d.name = "_fused_max_pool2d_relu_backward";
   d.inputs = {{"grad_output"}, {"output", false}, {"indices", false, false, false}};
+  d.batch_inputs = 0b111;  // every image's windows are its own
+  d.batch_separable = true;
   d.attrs = {{"input_size", std::vector<int64_t>{}}};
   d.meta = [](MetaContext& c) {
     const MetaRef &go = c.inputs[0], &y = c.inputs[1], &idx = c.inputs[2];

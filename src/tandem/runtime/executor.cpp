@@ -138,6 +138,16 @@ void Executor::prepare() {
 std::vector<Tensor> Executor::run(const std::vector<Tensor>& inputs) { return run(std::vector<Tensor>(inputs)); }
 
 std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
+  // First: a refit adds nodes and values (recomputations, split pieces), so the value
+  // table and everything sized by it come after it.
+  if (refit_) {
+    // Cleared only once a plan fits: after OutOfMemoryError every later run raises too,
+    // rather than running the plan the measurement showed to be over the budget.
+    budget_plan_ = runtime::fit_memory_budget(graph_, budget_plan_.budget, use_arena_, budget_costs_, &workspace_,
+                                              &budget_plan_);
+    refit_ = false;
+    prepare();
+  }
   const auto& values = graph_.values();
   TANDEM_CHECK(inputs.size() == graph_.inputs().size(), ValueError, "compiled function", "got ", inputs.size(),
                " inputs, expected ", graph_.inputs().size());
@@ -157,14 +167,6 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
     ~ReleaseArena() { arena = Tensor(); }
   } release{arena_};
   auto run_start = std::chrono::steady_clock::now();
-  if (refit_) {
-    // Cleared only once a plan fits: after OutOfMemoryError every later run raises too,
-    // rather than running the plan the measurement showed to be over the budget.
-    budget_plan_ = runtime::fit_memory_budget(graph_, budget_plan_.budget, use_arena_, budget_costs_, &workspace_,
-                                              &budget_plan_);
-    refit_ = false;
-    prepare();
-  }
   if (!offload_runs_.empty() && !spill_) spill_ = std::make_unique<SpillFile>(spill_directory());
   const bool measure = !calibrated_;
   std::vector<int64_t> measured;
@@ -242,7 +244,8 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
     workspace_ = std::move(measured);
     // The estimate with the kernels' own allocations (of the plan's graph; with no choice
     // made that is the unconstrained program's too).
-    const bool no_choice = budget_plan_.offloads.empty() && budget_plan_.recomputed.empty();
+    const bool no_choice =
+        budget_plan_.offloads.empty() && budget_plan_.recomputed.empty() && budget_plan_.split.empty();
     budget_plan_.planned_peak = estimate_peak(graph_, use_arena_, budget_plan_.offloads, &workspace_);
     if (no_choice) budget_plan_.unconstrained_peak = budget_plan_.planned_peak;
     refit_ = budget_plan_.planned_peak > budget_plan_.budget;

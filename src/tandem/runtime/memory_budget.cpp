@@ -7,9 +7,11 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "tandem/core/allocator.h"
+#include "tandem/dispatch/dispatcher.h"
 #include "tandem/runtime/memory_planner.h"
 #include "tandem/runtime/spill_file.h"
 
@@ -213,6 +215,159 @@ void insert_recompute(ir::Graph& g, int r, int b) {
     if (v.alias_of == r && v.kind == ir::ValueKind::Node && v.producer > b) v.alias_of = r2;
 }
 
+// A node that sums over a batch in chunks (OpDef::batch_chunk) whose batch input is made
+// by a batch-separable node (OpDef::batch_separable) that nothing else reads: the pair can
+// run per chunk of examples, so that input is never whole in memory.
+struct BatchSplit {
+  int p = -1, c = -1;  // positions of the producer and of the summing node
+  int input = -1;      // which input of the summing node the producer's output is
+  int64_t n = 0, chunk = 0;
+  int64_t bytes = 0;   // the producer's output, rounded as allocated
+};
+
+std::optional<BatchSplit> find_batch_split(const ir::Graph& g, const Liveness& L, int c) {
+  const ir::Node& cn = g.nodes()[static_cast<size_t>(c)];
+  const OpDef& cop = *cn.op;
+  if (!cop.batch_chunk || !ir::written_values(cn).empty()) return std::nullopt;
+  int64_t n = -1;
+  std::vector<MetaRef> metas;
+  for (size_t j = 0; j < cn.inputs.size(); ++j) {
+    const int v = cn.inputs[j];
+    MetaRef m;
+    if (v < 0) {
+      m.defined = false;
+    } else {
+      m = ir::meta_ref(g.value(v));
+    }
+    metas.push_back(m);
+    if (!(cop.batch_inputs >> j & 1)) continue;
+    if (v < 0 || g.value(v).meta.sizes.empty()) return std::nullopt;
+    const int64_t nj = g.value(v).meta.sizes[0];
+    if (n >= 0 && nj != n) return std::nullopt;
+    n = nj;
+  }
+  const int64_t chunk = cop.batch_chunk(ArrayRef<MetaRef>(metas), AttrReader(cop.name.c_str(), cn.attrs));
+  if (chunk <= 0 || n <= chunk) return std::nullopt;
+  for (size_t j = 0; j < cn.inputs.size(); ++j) {
+    if (!(cop.batch_inputs >> j & 1)) continue;
+    const int v = cn.inputs[j];
+    const ir::Value& val = g.value(v);
+    if (val.kind != ir::ValueKind::Node || val.alias_of >= 0 || L.per_call[static_cast<size_t>(v)]) continue;
+    const int p = val.producer;
+    const auto& u = L.uses[static_cast<size_t>(v)];
+    if (u.size() != 2 || u[0] != p || u[1] != c) continue;  // read by this node alone
+    const ir::Node& pn = g.nodes()[static_cast<size_t>(p)];
+    const OpDef& pop = *pn.op;
+    if (!pop.batch_separable || pop.random || pop.view || pop.is_inplace || pn.outputs.size() != 1 ||
+        !ir::written_values(pn).empty())
+      continue;
+    bool ok = true;
+    for (size_t k = 0; ok && k < pn.inputs.size(); ++k) {
+      const int i = pn.inputs[k];
+      if (i < 0) continue;
+      const ir::Value& iv = g.value(i);
+      if ((pop.batch_inputs >> k & 1) && (iv.meta.sizes.empty() || iv.meta.sizes[0] != n)) ok = false;
+      if (!ok || iv.kind != ir::ValueKind::Node) continue;
+      // The pieces run where the summing node ran: the producer's inputs must be unchanged
+      // until then and, unless nothing runs in between, alive there anyway.
+      const int ri = L.root[static_cast<size_t>(i)];
+      for (int q = p + 1; ok && q < c; ++q) ok = !writes_storage(g, L, q, ri);
+      const auto& ui = L.uses[static_cast<size_t>(ri)];
+      if (p + 1 != c && ui.back() < c && !L.per_call[static_cast<size_t>(ri)]) ok = false;
+    }
+    if (!ok) continue;
+    BatchSplit s;
+    s.p = p;
+    s.c = c;
+    s.input = static_cast<int>(j);
+    s.n = n;
+    s.chunk = chunk;
+    s.bytes = static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[static_cast<size_t>(v)])));
+    return s;
+  }
+  return std::nullopt;
+}
+
+std::vector<AttrValue> default_attrs(const OpDef& op) {
+  std::vector<AttrValue> a;
+  for (const auto& spec : op.attrs) a.push_back(spec.default_value);
+  return a;
+}
+
+// Replaces the pair of `s` by, per chunk of examples: slices of the batch inputs (views),
+// the producer on them, the summing node on them and the producer's piece, then `add`
+// nodes summing the pieces' outputs in chunk order (per-example outputs: a copy of the
+// piece into its slice of the whole, made empty first), placed where the summing node was.
+// Returns the number of nodes that took the pair's place.
+int apply_batch_split(ir::Graph& g, const BatchSplit& s) {
+  const ir::Node pn = g.nodes()[static_cast<size_t>(s.p)];
+  const ir::Node cn = g.nodes()[static_cast<size_t>(s.c)];
+  const OpDef& slice = get_op("slice");
+  const OpDef& add = get_op("add");
+  const size_t first_new = g.nodes().size();
+  auto out0 = [&](int node) { return g.nodes()[static_cast<size_t>(node)].outputs[0]; };
+  // The inputs of a piece: slices of the batch inputs (but input `own`, which the caller
+  // sets), the other inputs as they are.
+  auto piece = [&](const OpDef& op, const ir::Node& n, int64_t n0, int64_t n1, int own) {
+    std::vector<int> in;
+    for (size_t j = 0; j < n.inputs.size(); ++j) {
+      const int v = n.inputs[j];
+      if (v < 0 || !(op.batch_inputs >> j & 1) || static_cast<int>(j) == own) {
+        in.push_back(v);
+        continue;
+      }
+      std::vector<AttrValue> a{AttrValue(int64_t{0}), AttrValue(n0), AttrValue(n1), AttrValue(int64_t{1})};
+      in.push_back(out0(g.add_node(slice, {v}, std::move(a))));
+    }
+    return in;
+  };
+  std::vector<int> sum(cn.outputs.size(), -1);
+  // Per-example outputs: each piece is copied into its slice of the whole output.
+  const OpDef& empty = get_op("empty");
+  const OpDef& copy_ = get_op("copy_");
+  std::vector<bool> per_example(cn.outputs.size(), false);
+  for (size_t o = 0; o < cn.outputs.size(); ++o) {
+    const TensorMeta& m = g.value(cn.outputs[o]).meta;
+    if (!(cn.op->batch_outputs >> o & 1) || span_bytes(m) == 0) continue;
+    per_example[o] = true;
+    std::vector<AttrValue> a{AttrValue(std::vector<int64_t>(m.sizes.begin(), m.sizes.end())), AttrValue(std::monostate{}),
+                             AttrValue(m.dtype)};
+    sum[o] = out0(g.add_node(empty, {}, std::move(a)));
+  }
+  for (int64_t n0 = 0; n0 < s.n; n0 += s.chunk) {
+    const int64_t n1 = std::min(s.n, n0 + s.chunk);
+    const int part = out0(g.add_node(*pn.op, piece(*pn.op, pn, n0, n1, -1), pn.attrs));
+    std::vector<int> cin = piece(*cn.op, cn, n0, n1, s.input);
+    cin[static_cast<size_t>(s.input)] = part;
+    const int id = g.add_node(*cn.op, cin, cn.attrs);
+    const std::vector<int> outs = g.nodes()[static_cast<size_t>(id)].outputs;
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (per_example[o]) {
+        std::vector<AttrValue> a{AttrValue(int64_t{0}), AttrValue(n0), AttrValue(n1), AttrValue(int64_t{1})};
+        const int dst = out0(g.add_node(slice, {sum[o]}, std::move(a)));
+        g.add_node(copy_, {dst, outs[o]}, {});
+        continue;
+      }
+      if (sum[o] < 0 || span_bytes(g.value(outs[o]).meta) == 0) {  // the first piece, or not computed
+        if (sum[o] < 0) sum[o] = outs[o];
+        continue;
+      }
+      sum[o] = out0(g.add_node(add, {sum[o], outs[o]}, default_attrs(add)));
+    }
+  }
+  auto& nodes = g.mutable_nodes();
+  std::vector<ir::Node> fresh(std::make_move_iterator(nodes.begin() + static_cast<std::ptrdiff_t>(first_new)),
+                              std::make_move_iterator(nodes.end()));
+  nodes.erase(nodes.begin() + static_cast<std::ptrdiff_t>(first_new), nodes.end());
+  const int count = static_cast<int>(fresh.size());
+  nodes[static_cast<size_t>(s.p)].dead = true;
+  nodes[static_cast<size_t>(s.c)].dead = true;
+  nodes.insert(nodes.begin() + s.c + 1, std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
+  for (size_t o = 0; o < cn.outputs.size(); ++o) g.replace_uses(cn.outputs[o], sum[o]);
+  g.compact();
+  return count;
+}
+
 }  // namespace
 
 int64_t span_bytes(const TensorMeta& m) {
@@ -315,6 +470,66 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
         best = c;
       }
     }
+    // Running a node that sums over a batch per chunk of examples, with the batch-separable
+    // node making its input (OpDef::batch_chunk): that input is never whole in memory, for
+    // the time of the adds of the partial sums.
+    std::optional<BatchSplit> split;
+    for (int k = s; k < L.num_nodes; ++k) {
+      if (!g.nodes()[static_cast<size_t>(k)].op->batch_chunk) continue;
+      auto bs = find_batch_split(g, L, k);
+      if (!bs || bs->p > s) continue;
+      const int64_t pieces = (bs->n + bs->chunk - 1) / bs->chunk;
+      const int64_t freed = bs->bytes - bs->bytes / bs->n * bs->chunk;
+      int64_t summed = 0;
+      for (int o : g.nodes()[static_cast<size_t>(k)].outputs) summed += span_bytes(g.value(o).meta);
+      const double seconds = static_cast<double>(3 * summed * (pieces - 1)) / costs.compute_bytes_per_s;
+      const double score = static_cast<double>(freed) / std::max(seconds, 1e-12);
+      if (freed > 0 && score > best_score) {
+        best_score = score;
+        split = bs;
+        best = Candidate();
+        best.seconds = seconds;
+      }
+    }
+    if (split) {
+      const BatchSplit& bs = *split;
+      const ir::Node& cn = g.nodes()[static_cast<size_t>(bs.c)];
+      const OpDef* pop = g.nodes()[static_cast<size_t>(bs.p)].op;
+      const OpDef* cop = cn.op;
+      std::string name = str_cat(cop->name, " -> %", cn.outputs.empty() ? -1 : cn.outputs[0], " with ", pop->name,
+                                 ": ", (bs.n + bs.chunk - 1) / bs.chunk, " chunks of ", bs.chunk, " of ", bs.n,
+                                 " examples");
+      const int count = apply_batch_split(g, bs);
+      auto moved = [&](int q, bool after) {
+        if (q == bs.p || q == bs.c) return after ? bs.c - 2 + count : bs.c - 1;
+        if (q < bs.p) return q;
+        return q < bs.c ? q - 1 : q - 2 + count;
+      };
+      for (auto& o : plan.offloads) {
+        o.after = moved(o.after, true);
+        o.before = moved(o.before, false);
+      }
+      if (workspace && !workspace->empty()) {
+        std::vector<int64_t> ws;
+        auto at = [&](int q) { return static_cast<size_t>(q) < workspace->size() ? (*workspace)[static_cast<size_t>(q)] : 0; };
+        for (int q = 0; q < L.num_nodes; ++q) {
+          if (q == bs.p) continue;
+          if (q == bs.c) {
+            for (int f = 0; f < count; ++f) {
+              const OpDef* op = g.nodes()[static_cast<size_t>(bs.c - 1 + f)].op;
+              ws.push_back(op == pop ? at(bs.p) : op == cop ? at(bs.c) : 0);
+            }
+            continue;
+          }
+          ws.push_back(at(q));
+        }
+        *workspace = std::move(ws);
+      }
+      plan.split.push_back(std::move(name));
+      plan.extra_seconds += best.seconds;
+      peak = estimate_peak(g, use_arena, plan.offloads, workspace);
+      continue;
+    }
     if (best.root < 0) {
       const ir::Node& n = g.nodes()[static_cast<size_t>(s)];
       // What is in memory there: the largest storages and the kernel's own allocations.
@@ -372,6 +587,11 @@ std::string BudgetPlan::to_text() const {
     os << ": ";
     for (size_t i = 0; i < recomputed.size() && i < 8; ++i) os << (i ? ", " : "") << recomputed[i];
     if (recomputed.size() > 8) os << ", ...";
+  }
+  if (!split.empty()) {
+    os << "; split " << split.size() << " node(s) by batch: ";
+    for (size_t i = 0; i < split.size() && i < 4; ++i) os << (i ? ", " : "") << split[i];
+    if (split.size() > 4) os << ", ...";
   }
   os << "; offloaded " << offloads.size() << " value(s) (" << mib(offloaded_bytes) << ") to a spill file in "
      << spill_directory() << "; estimated extra time " << extra_seconds * 1e3 << " ms per run";

@@ -7,6 +7,11 @@
 // pass and PyTorch's activation checkpointing do by hand, and MindSpore's memory scheduler
 // does with its offload plan, chosen here per value by measured costs.
 //
+// A third choice splits a node that sums over a batch (a convolution's weight gradient)
+// and the node making its input into per-chunk pieces, along the chunks its kernel sums
+// anyway, so the input is never whole in memory (what micro-batching the backward does
+// by hand), at the cost of the adds of partial sums the kernel made anyway.
+//
 // The choice is greedy and verified: at the step where the estimated live bytes peak, the
 // candidate with the most bytes freed per second of extra work is applied, the program's
 // memory is estimated again with the planner's own rules (plan_memory for arena programs,
@@ -69,6 +74,10 @@ struct BudgetPlan {
   /// Each recomputation: "%12 (relu)" names the value and its producing op.
   std::vector<std::string> recomputed;
   int64_t recomputed_bytes = 0;     ///< bytes no longer kept across a gap
+  /// Each node run per chunk of examples with the node making its batch input (see
+  /// fit_memory_budget): "convolution_backward -> %40 with _fused_max_pool2d_relu_backward:
+  /// 7 chunks of 41 of 256 examples".
+  std::vector<std::string> split;
   int64_t offloaded_bytes = 0;
   double extra_seconds = 0;         ///< estimated time the choices add per run
   /// One paragraph: budget, peaks, what was recomputed and offloaded, the extra time.
@@ -85,8 +94,14 @@ struct BudgetPlan {
 int64_t estimate_peak(const ir::Graph& g, bool use_arena, const std::vector<Offload>& offloads,
                       const std::vector<int64_t>* workspace = nullptr);
 
-/// Rewrites `g` (adds recomputation nodes) and chooses offloads so that estimate_peak() is
-/// at most `budget` bytes (see the file comment). Recomputed: nodes of pointwise ops
+/// Rewrites `g` (adds recomputation nodes, splits nodes by batch) and chooses offloads so
+/// that estimate_peak() is at most `budget` bytes (see the file comment). Split: a node
+/// whose outputs are sums over a batch that its kernel sums in chunks (OpDef::batch_chunk:
+/// a convolution's weight gradient), whose batch input is made by a batch-separable node
+/// (OpDef::batch_separable) and read by nothing else, runs with that producer per chunk
+/// (slices of the batch inputs, the two ops on them, `add` of the partial sums in chunk
+/// order): the kernel's own chunks and sums, so the same bytes, without that input ever
+/// being whole in memory. Recomputed: nodes of pointwise ops
 /// (OpDef::pointwise, including fused elementwise nodes) that are not random, write nothing
 /// in place, and whose inputs are alive at the point of reuse anyway and unchanged since;
 /// never GEMM, convolution, reductions or random ops. Offloaded: any other value made in

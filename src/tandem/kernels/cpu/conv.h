@@ -48,6 +48,14 @@ void conv_transpose2d_forward(const Conv2dGeometry& g, const Tensor& out, const 
 void conv2d_backward(const Conv2dGeometry& g, const Tensor& grad_input, const Tensor& grad_weight,
                      const Tensor& grad_bias, const Tensor& grad_output, const Tensor& input, const Tensor& weight);
 
+/// Images per chunk in which conv2d_backward sums the weight gradient (and the bias
+/// gradient with it) of a batch of dtype `dt` over images: each chunk is one oneDNN call,
+/// and the chunks' partial sums are added to the first chunk's in chunk order, one float
+/// add per element. 0 when the call runs the whole batch at once (not float32, or the batch
+/// fits in one chunk). So per-chunk calls on slices of the batch plus those adds give the
+/// whole call's bytes (the memory-budget planner splits such a node this way).
+int64_t conv2d_backward_batch_chunk(const Conv2dGeometry& g, DType dt);
+
 /// Pooling window geometry over input [N, C, H, W] (N*C planes) into [N, C, OH, OW].
 /// Window (oh, ow) starts at (oh*stride_h - pad_h, ow*stride_w - pad_w).
 struct Pool2dGeometry {

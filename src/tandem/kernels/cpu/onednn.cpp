@@ -707,11 +707,11 @@ std::shared_ptr<const Entry> backward_weights_entry(dt t, const Conv2dGeometry& 
 // first writes its partial sums to scratch, added in chunk order. So the result depends
 // only on the geometry, and eager and compiled runs agree bitwise. bfloat16 runs whole
 // (partial sums would be rounded to bfloat16 once per chunk).
+int64_t per_image_bytes(const Conv2dGeometry& g) { return g.OC * g.OH * g.OW * static_cast<int64_t>(sizeof(float)); }
+
 template <typename F>
 void for_each_batch_chunk(dt t, const Conv2dGeometry& g, bool weights, void* grad_weight, void* grad_bias, F run) {
-  const int64_t per_image = g.OC * g.OH * g.OW * static_cast<int64_t>(sizeof(float));
-  const int64_t chunk =
-      t == dt::f32 ? std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image)) : g.N;
+  const int64_t chunk = t == dt::f32 ? std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image_bytes(g))) : g.N;
   if (chunk >= g.N) {
     run(g, int64_t{0}, grad_weight, grad_bias);
     return;
@@ -783,6 +783,11 @@ void backward_weights_typed(dt t, const Conv2dGeometry& g, const void* input, St
   });
 }
 }  // namespace
+
+int64_t backward_chunk_images_f32(const Conv2dGeometry& g) {
+  const int64_t chunk = std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image_bytes(g)));
+  return chunk < g.N ? chunk : 0;
+}
 
 void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* weight,
                               Strides4 w_st, float* grad_input) {

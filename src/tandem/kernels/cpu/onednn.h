@@ -92,6 +92,10 @@ void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, St
 void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, Strides4 in_st, const float* grad_out,
                                  Strides4 go_st, float* grad_weight, float* grad_bias);
 
+/// Images per chunk in which the float32 backward functions above run a batch (see
+/// for_each_batch_chunk in onednn.cpp), or 0 when they run it whole.
+int64_t backward_chunk_images_f32(const Conv2dGeometry& g);
+
 /// Both: conv2d_backward_data_f32 and conv2d_backward_weights_f32 with grad_output reordered
 /// to the primitives' layout once when both want the same one (the same values: the same
 /// primitives on the same bytes). grad_bias may be null.
