@@ -11,7 +11,8 @@
 //
 // Usage: bench_budget [--model cnn|mlp] [--batch B] [--rounds R] [--steps S] [--step-pct P]
 // Output (stdout, read by bench/report.py budget): one header line and one TSV line per
-// budget: pct, budget bytes, peak bytes, median ms per step, recomputed values, offloaded
+// budget: pct, budget bytes, peak bytes, median ms per step, recomputed values, nodes split by
+// batch, offloaded
 // bytes, estimated extra ms, "same" or "DIFFERENT" loss; a last line "min" with the smallest
 // reachable budget the planner named. Progress on stderr.
 #include <algorithm>
@@ -57,6 +58,7 @@ struct Result {
   float loss6 = 0;
   std::string plan;
   size_t recomputed = 0;
+  size_t split = 0;  // nodes run per chunk of examples
   int64_t offloaded = 0;
   double extra_ms = 0;
   int64_t estimate = 0;  // the plan's estimated peak
@@ -93,6 +95,7 @@ Result measure(int64_t budget, bool compiled, const std::vector<Tensor>& xs, con
     const auto& p = cf->last_executor()->budget_plan();
     res.plan = cf->last_executor()->memory_summary();
     res.recomputed = p.recomputed.size();
+    res.split = p.split.size();
     res.offloaded = p.offloaded_bytes;
     res.extra_ms = p.extra_seconds * 1e3;
     res.estimate = p.planned_peak;
@@ -135,9 +138,9 @@ int main(int argc, char** argv) {
   const Result full = measure(int64_t{1} << 40, true, xs, ys, rounds, steps);
   std::fprintf(stderr, "bench_budget: eager %.2f ms, peak %lld; compiled %.2f ms, peak %lld\n", eager.ms,
                static_cast<long long>(eager.peak), full.ms, static_cast<long long>(full.peak));
-  std::printf("pct\tbudget\tpeak\tms\trecomputed\toffloaded\textra_ms\tloss\n");
-  std::printf("eager\t0\t%lld\t%.3f\t0\t0\t0\tsame\n", static_cast<long long>(eager.peak), eager.ms);
-  std::printf("none\t%lld\t%lld\t%.3f\t0\t0\t0\t%s\n", static_cast<long long>(full.estimate),
+  std::printf("pct\tbudget\tpeak\tms\trecomputed\tsplit\toffloaded\textra_ms\tloss\n");
+  std::printf("eager\t0\t%lld\t%.3f\t0\t0\t0\t0\tsame\n", static_cast<long long>(eager.peak), eager.ms);
+  std::printf("none\t%lld\t%lld\t%.3f\t0\t0\t0\t0\t%s\n", static_cast<long long>(full.estimate),
               static_cast<long long>(full.peak), full.ms,
               full.loss6 == eager.loss6 ? "same" : "DIFFERENT");
   for (int pct = 100; pct > 0; pct -= step_pct) {
@@ -145,8 +148,8 @@ int main(int argc, char** argv) {
     try {
       const Result r = measure(budget, true, xs, ys, rounds, steps);
       std::fprintf(stderr, "bench_budget: %d%%: %s\n", pct, r.plan.c_str());
-      std::printf("%d\t%lld\t%lld\t%.3f\t%zu\t%lld\t%.3f\t%s\n", pct, static_cast<long long>(budget),
-                  static_cast<long long>(r.peak), r.ms, r.recomputed, static_cast<long long>(r.offloaded), r.extra_ms,
+      std::printf("%d\t%lld\t%lld\t%.3f\t%zu\t%zu\t%lld\t%.3f\t%s\n", pct, static_cast<long long>(budget),
+                  static_cast<long long>(r.peak), r.ms, r.recomputed, r.split, static_cast<long long>(r.offloaded), r.extra_ms,
                   r.loss6 == eager.loss6 ? "same" : "DIFFERENT");
       std::fflush(stdout);
     } catch (const OutOfMemoryError& e) {
@@ -158,8 +161,8 @@ int main(int argc, char** argv) {
       if (minimum > 0) {
         const Result r = measure(minimum, true, xs, ys, rounds, steps);
         std::fprintf(stderr, "bench_budget: the minimum: %s\n", r.plan.c_str());
-        std::printf("min\t%lld\t%lld\t%.3f\t%zu\t%lld\t%.3f\t%s\n", minimum, static_cast<long long>(r.peak), r.ms,
-                    r.recomputed, static_cast<long long>(r.offloaded), r.extra_ms,
+        std::printf("min\t%lld\t%lld\t%.3f\t%zu\t%zu\t%lld\t%.3f\t%s\n", minimum, static_cast<long long>(r.peak), r.ms,
+                    r.recomputed, r.split, static_cast<long long>(r.offloaded), r.extra_ms,
                     r.loss6 == eager.loss6 ? "same" : "DIFFERENT");
       }
       break;

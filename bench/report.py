@@ -719,7 +719,7 @@ def read_budget(path):
         for line in f:
             vals = line.rstrip("\n").split("\t")
             row = dict(zip(head, vals))
-            for k in ("budget", "peak", "offloaded", "recomputed"):
+            for k in ("budget", "peak", "offloaded", "recomputed", "split"):
                 if row.get(k, "-") != "-":
                     row[k] = int(row[k])
             for k in ("ms", "extra_ms"):
@@ -802,14 +802,15 @@ def budget_table(rows, svg, label):
     by = {r["pct"]: r for r in rows}
     full = by.get("none", {})
     out = ["| budget | bytes | measured peak | peak <= budget | ms / step | vs unconstrained | recomputed values |"
-           " offloaded | est. extra ms | loss after 6 steps |", "|---|---:|---:|---|---:|---:|---:|---:|---:|---|"]
+           " split by batch | offloaded | est. extra ms | loss after 6 steps |",
+           "|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---|"]
     last_peak = None
     monotone = True
     for r in rows:
         if r["pct"] in ("eager", "none"):
             name = "eager (no program)" if r["pct"] == "eager" else "compiled, no budget"
             out.append(f"| {name} | - | {mib(r['peak'])} | - | {r['ms']:.2f} | "
-                       f"{ratio(r['ms'], full.get('ms')) if full else '-'} | - | - | - | {r['loss']} (vs eager) |")
+                       f"{ratio(r['ms'], full.get('ms')) if full else '-'} | - | - | - | - | {r['loss']} (vs eager) |")
             continue
         if not isinstance(r.get("peak"), int):
             continue
@@ -819,7 +820,7 @@ def budget_table(rows, svg, label):
         last_peak = r["peak"]
         name = "min" if r["pct"] == "min" else f"{r['pct']}%"
         out.append(f"| {name} | {mib(r['budget'])} | {mib(r['peak'])} | {met(ok)} | {r['ms']:.2f} | "
-                   f"{ratio(r['ms'], full.get('ms'))} | {r['recomputed']} | {mib(r['offloaded'])} | "
+                   f"{ratio(r['ms'], full.get('ms'))} | {r['recomputed']} | {r.get('split', '-')} | {mib(r['offloaded'])} | "
                    f"{r['extra_ms']:.2f} | {r['loss']} |")
     half = by.get("50") if label == "cnn" else None  # the target is the cnn's
     out.append("")
