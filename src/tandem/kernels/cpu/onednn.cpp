@@ -786,7 +786,18 @@ void backward_weights_typed(dt t, const Conv2dGeometry& g, const void* input, St
 
 int64_t backward_chunk_images_f32(const Conv2dGeometry& g) {
   const int64_t chunk = std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image_bytes(g)));
-  return chunk < g.N ? chunk : 0;
+  if (chunk >= g.N) return 0;
+  // Only where oneDNN takes the geometry: the portable fallback sums the whole batch in one
+  // pass, which per-chunk calls would not reproduce.
+  try {
+    Conv2dGeometry gc = g;
+    gc.N = chunk;
+    const Strides4 in_st = contiguous_strides4(g.C, g.H, g.W), go_st = contiguous_strides4(g.OC, g.OH, g.OW);
+    backward_weights_entry(dt::f32, gc, in_st, go_st, true);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  return chunk;
 }
 
 void conv2d_backward_data_f32(const Conv2dGeometry& g, const float* grad_out, Strides4 go_st, const float* weight,
