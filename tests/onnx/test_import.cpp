@@ -488,6 +488,145 @@ TEST(OnnxHostile, ConverterErrorsNameTheNode) {
   EXPECT_TRUE(contains(e, "node sm (Softmax, opset 13)") && contains(e, "axis 5")) << e;
 }
 
+namespace {
+
+void attr_graph(::onnx::NodeProto* n, const std::string& name, const ::onnx::GraphProto& body) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body;
+}
+
+::onnx::ValueInfoProto* add_seq_value(google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto>* f,
+                                      const std::string& name) {
+  auto* v = f->Add();
+  v->set_name(name);
+  v->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      ::onnx::TensorProto::FLOAT);
+  return v;
+}
+
+// Loop(M, cond, acc) whose body adds the outer-scope value `x` to acc and emits acc as a
+// scan output: after M iterations acc = M * x, the scan output stacks x, 2x, ..., Mx.
+// With `with_body` false the Loop node lacks its body attribute.
+::onnx::ModelProto loop_model(bool with_body) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x");
+  add_value(g->mutable_input(), "M")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+  add_value(g->mutable_output(), "acc_out");
+  add_value(g->mutable_output(), "scan_out");
+  auto* cst = add_node(g, "ConstantOfShape", {"zero_shape"}, {"acc0"});
+  (void)cst;
+  typed_int64(g->add_initializer(), "zero_shape", {1}, {3});
+  auto* loop = add_node(g, "Loop", {"M", "", "acc0"}, {"acc_out", "scan_out"}, "the_loop");
+  if (with_body) {
+    ::onnx::GraphProto body;
+    add_value(body.mutable_input(), "i")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_value(body.mutable_input(), "c_in")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
+    add_value(body.mutable_input(), "acc_in");
+    add_value(body.mutable_output(), "c_out");
+    add_value(body.mutable_output(), "acc_next");
+    add_value(body.mutable_output(), "acc_copy");
+    add_node(&body, "Identity", {"c_in"}, {"c_out"});
+    add_node(&body, "Add", {"acc_in", "x"}, {"acc_next"});  // x: the outer graph's input
+    add_node(&body, "Identity", {"acc_next"}, {"acc_copy"});
+    attr_graph(loop, "body", body);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST(OnnxImport, LoopReadsOuterValuesAndStacksScanOutputs) {
+  auto model = load(loop_model(true));
+  Tensor x = tensor({1.0f, -2.0f, 0.5f});
+  std::vector<Tensor> ys = model->forward_list({x, scalar_tensor(int64_t{4}, DType::Int64)});
+  ASSERT_EQ(ys.size(), 2u);
+  EXPECT_TRUE(allclose(ys[0], mul(x, 4.0)));
+  ASSERT_EQ(ys[1].sizes().vec(), (std::vector<int64_t>{4, 3}));
+  for (int64_t k = 0; k < 4; ++k) EXPECT_TRUE(allclose(select(ys[1], 0, k), mul(x, double(k + 1))));
+  // Compiled mode: the trip count is input data, so the call runs eagerly; same outputs.
+  autograd::NoGradGuard ng;
+  auto cm = tandem::compile(std::static_pointer_cast<nn::Module>(model));
+  std::vector<Tensor> cs = (*cm)({x, scalar_tensor(int64_t{4}, DType::Int64)});
+  ASSERT_EQ(cs.size(), 2u);
+  EXPECT_TRUE(equal(cs[0], ys[0]) && equal(cs[1], ys[1]));
+}
+
+TEST(OnnxHostile, ControlFlowAndSequenceErrorsNameTheNode) {
+  // A Loop without its body attribute: a ValueError naming the node.
+  {
+    auto model = load(loop_model(false));
+    std::string e = raises<ValueError>([&] { model->forward_list({zeros({3}), scalar_tensor(int64_t{2}, DType::Int64)}); });
+    EXPECT_TRUE(contains(e, "node the_loop (Loop, opset 13)") && contains(e, "'body' is required")) << e;
+  }
+  // A subgraph reading a name nothing defines: refused at load, naming the inner node.
+  {
+    ::onnx::ModelProto m = loop_model(true);
+    auto* body = m.mutable_graph()->mutable_node(1)->mutable_attribute(0)->mutable_g();
+    body->mutable_node(1)->set_input(1, "ghost");
+    std::string e = raises<ValueError>([&] { load(m); });
+    EXPECT_TRUE(contains(e, "node the_loop (Loop)") && contains(e, "attribute 'body'") &&
+                contains(e, "reads value 'ghost'")) << e;
+  }
+  // A Loop with neither a trip count nor a condition that turns false stops at tandem's
+  // bound (2^20 iterations) with an error instead of running forever.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    auto* loop = add_node(g, "Loop", {"", "", "x"}, {"y"}, "forever");
+    ::onnx::GraphProto body;
+    add_value(body.mutable_input(), "i");
+    add_value(body.mutable_input(), "c");
+    add_value(body.mutable_input(), "v");
+    add_value(body.mutable_output(), "c");
+    add_value(body.mutable_output(), "v");
+    attr_graph(loop, "body", body);
+    auto model = load(m);
+    std::string e = raises<ValueError>([&] { (*model)(zeros({1})); });
+    EXPECT_TRUE(contains(e, "node forever (Loop, opset 13)") && contains(e, "1048576 iterations")) << e;
+  }
+  // SequenceAt past the end; ConcatFromSequence of a tensor; a sequence output through
+  // forward_list.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_input(), "pos")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_value(g->mutable_output(), "y");
+    add_seq_value(g->mutable_output(), "s");
+    add_node(g, "SequenceConstruct", {"x", "x"}, {"s"}, "make");
+    add_node(g, "SequenceAt", {"s", "pos"}, {"y"}, "pick");
+    auto model = load(m);
+    std::vector<tandem::onnx::Value> ins{tandem::onnx::Value::tensor(ones({2})),
+                                         tandem::onnx::Value::tensor(scalar_tensor(int64_t{-2}, DType::Int64))};
+    auto outs = model->forward_values(ins);
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_EQ(outs[1].kind, tandem::onnx::Value::Kind::Sequence);
+    EXPECT_EQ(outs[1].seq.size(), 2u);
+    ins[1] = tandem::onnx::Value::tensor(scalar_tensor(int64_t{2}, DType::Int64));
+    std::string e = raises<ValueError>([&] { model->forward_values(ins); });
+    EXPECT_TRUE(contains(e, "node pick (SequenceAt, opset 13)") && contains(e, "position 2 is out of range")) << e;
+    e = raises<NotImplementedError>([&] { model->forward_list({ones({2}), scalar_tensor(int64_t{0}, DType::Int64)}); });
+    EXPECT_TRUE(contains(e, "graph output 's' is a sequence")) << e;
+    g->mutable_node(1)->set_op_type("ConcatFromSequence");
+    g->mutable_node(1)->set_input(0, "x");
+    g->mutable_node(1)->clear_input();
+    g->mutable_node(1)->add_input("x");
+    attr_i(g->mutable_node(1), "axis", 0);
+    auto bad = load(m);
+    e = raises<ValueError>([&] { bad->forward_values(ins); });
+    EXPECT_TRUE(contains(e, "node pick (ConcatFromSequence, opset 13)") && contains(e, "is a tensor, expected a sequence"))
+        << e;
+  }
+}
+
 TEST(OnnxImport, SupportedOpsListsTheTable) {
   auto ops = tandem::onnx::supported_ops();
   for (const char* op : {"Conv", "Gemm", "MatMul", "Relu", "BatchNormalization", "MaxPool", "AveragePool", "Reshape",

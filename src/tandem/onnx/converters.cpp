@@ -28,6 +28,10 @@ namespace {
 
 using Outs = std::vector<Tensor>;
 
+// The domain of ONNX's training operators (Adagrad, Adam, Momentum); its table keys are
+// "ai.onnx.preview.training:Op".
+const std::string kTrainingDomain = "ai.onnx.preview.training";
+
 int64_t norm_axis(const Ctx& c, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
     c.invalid("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
@@ -963,7 +967,6 @@ const std::map<std::string, Converter>& table() {
       {"Sign", unary([](const Tensor& x) { return sign(x); })},
       {"Not", unary([](const Tensor& x) { return logical_not(x); })},
       {"IsNaN", unary([](const Tensor& x) { return isnan(x); })},
-      {"Identity", unary([](const Tensor& x) { return x; })},
       {"Softplus", unary([](const Tensor& x) { return softplus(x); })},
       {"Softsign", unary([](const Tensor& x) { return div(x, add(abs(x), 1)); })},
       {"HardSwish", unary([](const Tensor& x) { return hardswish(x); })},
@@ -1670,15 +1673,18 @@ const std::map<std::string, Converter>& table() {
 
 }  // namespace
 
-const Converter* find_converter(const std::string& op_type) {
+const Converter* find_converter(const std::string& op_type, const std::string& domain) {
+  if (!domain.empty() && domain != kTrainingDomain) return nullptr;
   const auto& t = table();
-  auto it = t.find(op_type);
+  auto it = t.find(domain.empty() ? op_type : domain + ":" + op_type);
   return it == t.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> converter_names() {
   std::vector<std::string> names;
   for (const auto& [k, v] : table()) names.push_back(k);
+  for (const auto& k : value_converter_names()) names.push_back(k);
+  std::sort(names.begin(), names.end());
   return names;
 }
 
