@@ -627,6 +627,37 @@ TEST(OnnxHostile, ControlFlowAndSequenceErrorsNameTheNode) {
   }
 }
 
+// Det (Gaussian elimination with partial pivoting in tandem ops) against determinants
+// worked by hand in float64: a matrix whose first pivot is 0 (a row swap flips the sign),
+// a singular one (0, no NaN) and a 1 x 1 batch; compiled equals eager bitwise.
+TEST(OnnxImport, DetPivotsAndHandlesSingularMatrices) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::DOUBLE);
+  add_value(g->mutable_output(), "y")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::DOUBLE);
+  add_node(g, "Det", {"x"}, {"y"}, "det");
+  auto model = load(m);
+  // [[0, 2, 1], [1, 0, 0], [3, 1, 2]]: det = -2 * (2 - 0) + 1 * (1 - 0) = -3.
+  // [[1, 2, 3], [2, 4, 6], [1, 0, 1]]: row 2 = 2 * row 1, det = 0.
+  // [[2, -1, 0], [-1, 2, -1], [0, -1, 2]]: det = 4.
+  Tensor x = from_vector(std::vector<double>{0, 2, 1, 1, 0, 0, 3, 1, 2, 1, 2, 3, 2, 4, 6, 1, 0, 1, 2, -1, 0, -1, 2, -1, 0, -1, 2},
+                         {3, 3, 3});
+  Tensor y = (*model)(x);
+  ASSERT_EQ(y.sizes().vec(), (std::vector<int64_t>{3}));
+  const double want[] = {-3.0, 0.0, 4.0};
+  for (int64_t i = 0; i < 3; ++i) EXPECT_NEAR(y[i].item<double>(), want[i], 1e-12) << i;
+  Tensor one = (*model)(full({1, 1}, -2.5, DType::Float64));
+  EXPECT_EQ(one.dim(), 0);
+  EXPECT_EQ(one.item<double>(), -2.5);
+  autograd::NoGradGuard ng;
+  auto cm = tandem::compile(std::static_pointer_cast<nn::Module>(model));
+  Tensor c1 = (*cm)(x);
+  Tensor c2 = (*cm)(x);
+  EXPECT_TRUE(equal(c1, y) && equal(c2, y));
+  EXPECT_GT(cm->function().compiled_calls(), 0);
+}
+
 TEST(OnnxImport, SupportedOpsListsTheTable) {
   auto ops = tandem::onnx::supported_ops();
   for (const char* op : {"Conv", "Gemm", "MatMul", "Relu", "BatchNormalization", "MaxPool", "AveragePool", "Reshape",

@@ -244,48 +244,69 @@ Tensor constant_value(const Ctx& c) {
   c.invalid("no value attribute");
 }
 
+// One 2-D pooling of `in` [N, C, H, W] over the window `s2` (ONNX pads: begin, end).
+Tensor pool2d(const Ctx& c, const Tensor& in, const Spatial& s2, bool is_max, bool ceil_mode, bool include) {
+  // tandem (as PyTorch) pads symmetrically by at most half the kernel: otherwise pad first.
+  bool direct = s2.symmetric();
+  for (size_t i = 0; i < 2; ++i) direct = direct && s2.pads[i] * 2 <= s2.kernel[i];
+  if (is_max) {
+    if (direct) return max_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), s2.dilations, ceil_mode);
+    if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
+    Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", -std::numeric_limits<double>::infinity());
+    return max_pool2d(p, s2.kernel, s2.strides, {0, 0}, s2.dilations, false);
+  }
+  if (s2.dilations != std::vector<int64_t>{1, 1}) c.unsupported("AveragePool with dilations");
+  if (direct) return avg_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), ceil_mode, include);
+  if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
+  Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", 0.0);
+  Tensor y = avg_pool2d(p, s2.kernel, s2.strides, {0, 0}, false, true);
+  if (!include) {  // mean over the real elements: sums / counts, both from padded pools
+    Tensor ones = ones_like(narrow(narrow(in, 0, 0, 1), 1, 0, 1));
+    Tensor cnt = avg_pool2d(pad(ones, torch_pads(s2.pads, 2), "constant", 0.0), s2.kernel, s2.strides, {0, 0},
+                            false, true);
+    y = div(y, cnt);
+  }
+  return y;
+}
+
+// MaxPool / AveragePool, 1-D to 3-D. 1-D runs as 2-D with a height of 1. 3-D runs as two
+// 2-D pools, since both poolings are separable over the spatial dims: first over (H, W)
+// with the depth folded into the channels, then over D (a (kd, 1) window on [N, C, D,
+// H'*W']). Max of maxima is the window's maximum; for averages the divisor (the window's
+// size, or its count of real elements without count_include_pad) is the product of the
+// per-dim divisors, so the mean of means is the window's mean.
 Tensor pool(Ctx& c, bool is_max) {
   const Tensor& x0 = c.in(0);
   // Integer max pooling runs in float32 (exact for 8- and 16-bit values).
   const bool int_in = is_max && !is_floating_point(x0.dtype()) && element_size(x0.dtype()) <= 2;
   const Tensor x = int_in ? x0.to(DType::Float32) : x0;
-  if (x.dim() != 3 && x.dim() != 4) c.unsupported("only 1-D and 2-D pooling (input rank 3 or 4), got rank " + std::to_string(x.dim()));
+  if (x.dim() < 3 || x.dim() > 5)
+    c.unsupported("only 1-D, 2-D and 3-D pooling (input rank 3, 4 or 5), got rank " + std::to_string(x.dim()));
   Spatial s = spatial(c, x, c.attr_ints("kernel_shape"));
   if (s.kernel.size() != static_cast<size_t>(x.dim() - 2)) c.invalid("kernel_shape does not match the input rank");
   const bool ceil_mode = c.attr_i("ceil_mode", 0) != 0;
-  const bool one_d = x.dim() == 3;
-  Tensor in = one_d ? unsqueeze(x, 2) : x;
-  Spatial s2 = one_d ? to_2d(s) : s;
-  // tandem (as PyTorch) pads symmetrically by at most half the kernel: otherwise pad first.
-  bool direct = s2.symmetric();
-  for (size_t i = 0; i < 2; ++i) direct = direct && s2.pads[i] * 2 <= s2.kernel[i];
+  const bool include = c.attr_i("count_include_pad", 0) != 0;
   Tensor y;
-  if (is_max) {
-    if (direct) {
-      y = max_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), s2.dilations, ceil_mode);
-    } else {
-      if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
-      Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", -std::numeric_limits<double>::infinity());
-      y = max_pool2d(p, s2.kernel, s2.strides, {0, 0}, s2.dilations, false);
-    }
+  if (x.dim() == 5) {
+    const int64_t n = x.size(0), ch = x.size(1), d = x.size(2);
+    Spatial hw, dd;
+    hw.kernel = {s.kernel[1], s.kernel[2]};
+    hw.strides = {s.strides[1], s.strides[2]};
+    hw.dilations = {s.dilations[1], s.dilations[2]};
+    hw.pads = {s.pads[1], s.pads[2], s.pads[4], s.pads[5]};
+    dd.kernel = {s.kernel[0], 1};
+    dd.strides = {s.strides[0], 1};
+    dd.dilations = {s.dilations[0], 1};
+    dd.pads = {s.pads[0], 0, s.pads[3], 0};
+    Tensor t = pool2d(c, reshape(x, {n, ch * d, x.size(3), x.size(4)}), hw, is_max, ceil_mode, include);
+    const int64_t h2 = t.size(2), w2 = t.size(3);
+    t = pool2d(c, reshape(t, {n, ch, d, h2 * w2}), dd, is_max, ceil_mode, include);
+    y = reshape(t, {n, ch, t.size(2), h2, w2});
   } else {
-    if (s2.dilations != std::vector<int64_t>{1, 1}) c.unsupported("AveragePool with dilations");
-    const bool include = c.attr_i("count_include_pad", 0) != 0;
-    if (direct) {
-      y = avg_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), ceil_mode, include);
-    } else {
-      if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
-      Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", 0.0);
-      y = avg_pool2d(p, s2.kernel, s2.strides, {0, 0}, false, true);
-      if (!include) {  // mean over the real elements: sums / counts, both from padded pools
-        Tensor ones = ones_like(narrow(narrow(in, 0, 0, 1), 1, 0, 1));
-        Tensor cnt = avg_pool2d(pad(ones, torch_pads(s2.pads, 2), "constant", 0.0), s2.kernel, s2.strides, {0, 0},
-                                false, true);
-        y = div(y, cnt);
-      }
-    }
+    const bool one_d = x.dim() == 3;
+    y = pool2d(c, one_d ? unsqueeze(x, 2) : x, one_d ? to_2d(s) : s, is_max, ceil_mode, include);
+    if (one_d) y = squeeze(y, 2);
   }
-  y = one_d ? squeeze(y, 2) : y;
   return int_in ? y.to(x0.dtype()) : y;
 }
 
@@ -307,10 +328,38 @@ Tensor conv(Ctx& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
   Tensor b = c.has(2) ? c.in(2) : Tensor();
-  if (x.dim() != 3 && x.dim() != 4) c.unsupported("only 1-D and 2-D convolution (input rank 3 or 4), got rank " + std::to_string(x.dim()));
+  if (x.dim() < 3 || x.dim() > 5)
+    c.unsupported("only 1-D, 2-D and 3-D convolution (input rank 3, 4 or 5), got rank " + std::to_string(x.dim()));
+  if (w.dim() != x.dim()) c.invalid("the weight's rank " + std::to_string(w.dim()) + " differs from the input's");
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {w.sizes().begin() + 2, w.sizes().end()});
   Spatial s = spatial(c, x, kernel);
   const int64_t group = c.attr_i("group", 1);
+  if (x.dim() == 5) {
+    // 3-D: a sum over the kd depth taps of 2-D convolutions. Tap k reads the (padded) input
+    // depths k*dilation + o*stride for each output depth o, which fold into the batch.
+    if (static_cast<int64_t>(kernel.size()) != 3 || kernel[0] != w.size(2)) c.invalid("kernel_shape does not match the weight");
+    Tensor xp = pad(x, torch_pads(s.pads, 3), "constant", 0.0);
+    const int64_t n = x.size(0), dp = xp.size(2), kd = kernel[0];
+    const int64_t span = (kd - 1) * s.dilations[0] + 1;
+    if (dp < span) c.invalid("the padded depth is smaller than the dilated kernel");
+    const int64_t dout = (dp - span) / s.strides[0] + 1;
+    Spatial hw;
+    hw.kernel = {kernel[1], kernel[2]};
+    hw.strides = {s.strides[1], s.strides[2]};
+    hw.dilations = {s.dilations[1], s.dilations[2]};
+    hw.pads = {0, 0, 0, 0};
+    Tensor y;
+    for (int64_t k = 0; k < kd; ++k) {
+      const int64_t start = k * s.dilations[0];
+      Tensor xs = slice(xp, 2, start, start + (dout - 1) * s.strides[0] + 1, s.strides[0]);  // [N, C, Dout, H, W]
+      xs = reshape(permute(xs, {0, 2, 1, 3, 4}), {n * dout, x.size(1), xp.size(3), xp.size(4)});
+      Tensor t = conv2d(xs, select(w, 2, k), Tensor(), hw.strides, {0, 0}, hw.dilations, group);
+      y = k == 0 ? t : add(y, t);
+    }
+    y = permute(reshape(y, {n, dout, y.size(1), y.size(2), y.size(3)}), {0, 2, 1, 3, 4});
+    if (b.defined()) y = add(y, reshape(b, {1, b.size(0), 1, 1, 1}));
+    return y.contiguous();
+  }
   const bool one_d = x.dim() == 3;
   Tensor in = one_d ? unsqueeze(x, 2) : x;
   Tensor wt = one_d ? unsqueeze(w, 2) : w;
@@ -345,16 +394,20 @@ Tensor conv_transpose(Ctx& c) {
     Ctx c2(n2, ptrs, c.source());
     return squeeze(conv_transpose(c2), 2);
   }
-  if (x.dim() != 4) c.unsupported("only 1-D and 2-D ConvTranspose (input rank 3 or 4), got rank " + std::to_string(x.dim()));
+  if (x.dim() != 4 && x.dim() != 5)
+    c.unsupported("only 1-D, 2-D and 3-D ConvTranspose (input rank 3, 4 or 5), got rank " + std::to_string(x.dim()));
+  if (w.dim() != x.dim()) c.invalid("the weight's rank " + std::to_string(w.dim()) + " differs from the input's");
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {w.sizes().begin() + 2, w.sizes().end()});
-  const size_t k = 2;
-  auto strides = c.attr_ints("strides", {1, 1});
-  auto dil = c.attr_ints("dilations", {1, 1});
-  auto pads = c.attr_ints("pads", {0, 0, 0, 0});
-  auto outpad = c.attr_ints("output_padding", {0, 0});
+  const size_t k = static_cast<size_t>(x.dim() - 2);
+  auto strides = c.attr_ints("strides", std::vector<int64_t>(k, 1));
+  auto dil = c.attr_ints("dilations", std::vector<int64_t>(k, 1));
+  auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
+  auto outpad = c.attr_ints("output_padding", std::vector<int64_t>(k, 0));
   const int64_t group = c.attr_i("group", 1);
   if (kernel.size() != k || strides.size() != k || dil.size() != k || pads.size() != 2 * k || outpad.size() != k)
-    c.invalid("kernel_shape/strides/dilations/pads/output_padding do not match 2 spatial dims");
+    c.invalid("kernel_shape/strides/dilations/pads/output_padding do not match " + std::to_string(k) + " spatial dims");
+  for (size_t i = 0; i < k; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0 || kernel[i] <= 0) c.invalid("kernel_shape, strides and dilations must be positive");
   std::vector<int64_t> full(k);
   for (size_t i = 0; i < k; ++i) full[i] = strides[i] * (x.size(2 + i) - 1) + (kernel[i] - 1) * dil[i] + 1;
   const std::string ap = c.attr_s("auto_pad", "NOTSET");
@@ -370,7 +423,23 @@ Tensor conv_transpose(Ctx& c) {
   } else if (ap == "VALID") {
     std::fill(pads.begin(), pads.end(), 0);
   }
-  Tensor y = conv_transpose2d(x, w, Tensor(), strides, {0, 0}, {0, 0}, group, dil);
+  Tensor y;
+  if (k == 2) {
+    y = conv_transpose2d(x, w, Tensor(), strides, {0, 0}, {0, 0}, group, dil);
+  } else {
+    // 3-D: each depth tap kd is a 2-D transposed convolution of every input depth d (folded
+    // into the batch), added into output depth d*stride + kd*dilation.
+    if (kernel[0] != w.size(2)) c.invalid("kernel_shape does not match the weight");
+    const int64_t n = x.size(0), d = x.size(2);
+    const std::vector<int64_t> s_hw{strides[1], strides[2]}, d_hw{dil[1], dil[2]};
+    Tensor xf = reshape(permute(x, {0, 2, 1, 3, 4}), {n * d, x.size(1), x.size(3), x.size(4)});
+    for (int64_t t = 0; t < kernel[0]; ++t) {
+      Tensor z = conv_transpose2d(xf, select(w, 2, t), Tensor(), s_hw, {0, 0}, {0, 0}, group, d_hw);
+      z = permute(reshape(z, {n, d, z.size(1), z.size(2), z.size(3)}), {0, 2, 1, 3, 4});
+      if (!y.defined()) y = zeros({n, z.size(1), full[0], z.size(3), z.size(4)}, x.dtype());
+      y = index_add(y, 2, add(mul(arange(d), strides[0]), t * dil[0]), z.contiguous());
+    }
+  }
   // Crop pads (and extend by output_padding) per spatial dim.
   std::vector<int64_t> tp;
   for (size_t i = k; i-- > 0;) {
@@ -378,7 +447,11 @@ Tensor conv_transpose(Ctx& c) {
     tp.push_back(outpad[i] - pads[i + k]);
   }
   if (std::any_of(tp.begin(), tp.end(), [](int64_t v) { return v != 0; })) y = pad(y, tp, "constant", 0.0);
-  if (c.has(2)) y = add(y, reshape(c.in(2), {1, -1, 1, 1}));
+  if (c.has(2)) {
+    std::vector<int64_t> bshape(k + 2, 1);
+    bshape[1] = -1;
+    y = add(y, reshape(c.in(2), bshape));
+  }
   return y;
 }
 
@@ -937,8 +1010,138 @@ Tensor grid_sample_onnx(Ctx& c) {
   c.invalid("mode '" + mode + "' is not bilinear, nearest or bicubic");
 }
 
+// Det: determinants of the trailing n x n matrices of x [..., n, n] by Gaussian elimination
+// with partial pivoting (LU), in tensor ops only (no host reads, so it captures): at step
+// k the row with the largest |a[i, k]|, i >= k, is swapped into row k (each swap flips
+// the sign), the pivot multiplies the determinant and rows below are eliminated. A zero
+// pivot (a singular matrix) gives 0; it is replaced by 1 in the division so that no NaN
+// appears (the column below it is all zero then).
+Tensor det(const Ctx& c, const Tensor& x0) {
+  if (x0.dim() < 2 || x0.size(-1) != x0.size(-2))
+    c.invalid("needs square matrices [..., n, n], got rank " + std::to_string(x0.dim()));
+  if (!is_floating_point(x0.dtype())) c.invalid("needs a floating-point input");
+  const int64_t n = x0.size(-1);
+  Tensor a = x0.contiguous();
+  std::vector<int64_t> batch(x0.sizes().begin(), x0.sizes().end() - 2);
+  Tensor result = ones(batch, x0.dtype());
+  Tensor rows = arange(n);  // int64 [n]
+  for (int64_t k = 0; k < n; ++k) {
+    Tensor col = abs(narrow(select(a, -1, k), -1, k, n - k));         // [..., n - k]
+    Tensor p = add(argmax(col, -1, /*keepdim=*/true), k);              // [..., 1] int64
+    // perm[i] = p if i == k, k if i == p, i otherwise; rows gathered by perm.
+    Tensor perm = where(eq(rows, k), p, where(eq(rows, p), full({}, k, DType::Int64), rows));  // [..., n]
+    std::vector<int64_t> full_shape = batch;
+    full_shape.push_back(n);
+    full_shape.push_back(n);
+    a = gather(a, -2, expand(unsqueeze(perm, -1), full_shape));
+    result = where(eq(squeeze(p, -1), k), result, neg(result));
+    Tensor pivot = select(select(a, -2, k), -1, k);                    // [...]
+    result = mul(result, pivot);
+    if (k + 1 == n) break;
+    Tensor safe = where(eq(pivot, 0), ones_like(pivot), pivot);
+    Tensor below = narrow(a, -2, k + 1, n - k - 1);                    // [..., n-k-1, n]
+    Tensor factor = div(select(below, -1, k), unsqueeze(safe, -1));    // [..., n-k-1]
+    Tensor row_k = unsqueeze(select(a, -2, k), -2);                    // [..., 1, n]
+    Tensor updated = sub(below, mul(unsqueeze(factor, -1), row_k));
+    a = cat({narrow(a, -2, 0, k + 1), updated}, -2);
+  }
+  return result;
+}
+
+// ---------------------------------------------------------------- training (ai.onnx.preview.training)
+// Inputs R (learning rate, scalar), T (update count, int64 scalar), then n tensors of each
+// group (X, G, and the optimizer state); outputs the updated X, then the updated state,
+// group by group. The formulas and attribute defaults are ONNX's (Operators.md, Adagrad /
+// Adam / Momentum v1: epsilon defaults to 1e-6; Momentum's attributes are required).
+
+// The number n of optimized tensors of a node with `groups` input groups after R and T.
+int64_t optimizer_count(const Ctx& c, int64_t groups) {
+  const int64_t rest = static_cast<int64_t>(c.num_inputs()) - 2;
+  if (rest <= 0 || rest % groups != 0)
+    c.invalid("takes R, T and " + std::to_string(groups) + " groups of tensors of equal count, got " +
+              std::to_string(c.num_inputs()) + " inputs");
+  return rest / groups;
+}
+
+// T's value (a data read under capture).
+int64_t update_count(const Ctx& c) {
+  std::vector<int64_t> t = c.ints(1);
+  if (t.size() != 1) c.invalid("T must be a scalar");
+  return t[0];
+}
+
+Outs adagrad(Ctx& c) {
+  const int64_t n = optimizer_count(c, 3);
+  const double decay = c.attr_f("decay_factor", 0.0), eps = c.attr_f("epsilon", 1e-6),
+               norm = c.attr_f("norm_coefficient", 0.0);
+  // r = R / (1 + T * decay_factor)
+  const Tensor r = div(c.in(0), 1.0 + static_cast<double>(update_count(c)) * decay);
+  Outs xs, hs;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& x = c.in(2 + i);
+    Tensor g = add(mul(x, norm), c.in(2 + n + i));
+    Tensor h = add(c.in(2 + 2 * n + i), mul(g, g));
+    xs.push_back(sub(x, div(mul(r, g), add(sqrt(h), eps))));
+    hs.push_back(h);
+  }
+  xs.insert(xs.end(), hs.begin(), hs.end());
+  return xs;
+}
+
+Outs momentum(Ctx& c) {
+  const int64_t n = optimizer_count(c, 3);
+  for (const char* a : {"alpha", "beta", "mode", "norm_coefficient"})
+    if (!c.has_attr(a)) c.invalid(std::string("attribute ") + a + " is required");
+  const double alpha = c.attr_f("alpha", 0.0), beta = c.attr_f("beta", 0.0), norm = c.attr_f("norm_coefficient", 0.0);
+  const std::string mode = c.attr_s("mode", "standard");
+  if (mode != "standard" && mode != "nesterov") c.invalid("mode '" + mode + "' is not standard or nesterov");
+  const double beta_adj = update_count(c) > 0 ? beta : 1.0;
+  const Tensor& r = c.in(0);
+  Outs xs, vs;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& x = c.in(2 + i);
+    Tensor g = add(mul(x, norm), c.in(2 + n + i));
+    Tensor v = add(mul(c.in(2 + 2 * n + i), alpha), mul(g, beta_adj));
+    xs.push_back(mode == "standard" ? sub(x, mul(r, v)) : sub(x, mul(r, add(g, mul(v, alpha)))));
+    vs.push_back(v);
+  }
+  xs.insert(xs.end(), vs.begin(), vs.end());
+  return xs;
+}
+
+Outs adam(Ctx& c) {
+  const int64_t n = optimizer_count(c, 4);
+  const double alpha = c.attr_f("alpha", 0.9), beta = c.attr_f("beta", 0.999), eps = c.attr_f("epsilon", 1e-6),
+               norm = c.attr_f("norm_coefficient", 0.0), post = c.attr_f("norm_coefficient_post", 0.0);
+  const int64_t t = update_count(c);
+  Tensor r = c.in(0);
+  if (t > 0) {
+    const double td = static_cast<double>(t);
+    r = mul(r, std::sqrt(1.0 - std::pow(beta, td)) / (1.0 - std::pow(alpha, td)));
+  }
+  Outs xs, vs, hs;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& x = c.in(2 + i);
+    Tensor g = add(mul(x, norm), c.in(2 + n + i));
+    Tensor v = add(mul(c.in(2 + 2 * n + i), alpha), mul(g, 1.0 - alpha));
+    Tensor h = add(mul(c.in(2 + 3 * n + i), beta), mul(mul(g, g), 1.0 - beta));
+    Tensor xn = sub(x, mul(r, div(v, add(sqrt(h), eps))));
+    xs.push_back(mul(xn, 1.0 - post));
+    vs.push_back(v);
+    hs.push_back(h);
+  }
+  xs.insert(xs.end(), vs.begin(), vs.end());
+  xs.insert(xs.end(), hs.begin(), hs.end());
+  return xs;
+}
+
 const std::map<std::string, Converter>& table() {
   static const std::map<std::string, Converter> tbl = {
+      // ---------------------------------------------------------------- training domain
+      {kTrainingDomain + ":Adagrad", adagrad},
+      {kTrainingDomain + ":Adam", adam},
+      {kTrainingDomain + ":Momentum", momentum},
+      {"Det", [](Ctx& c) -> Outs { return {det(c, c.in(0))}; }},
       // ---------------------------------------------------------------- elementwise unary
       {"Abs", unary([](const Tensor& x) { return abs(x); })},
       {"Neg", unary([](const Tensor& x) { return neg(x); })},
@@ -1537,6 +1740,22 @@ const std::map<std::string, Converter>& table() {
          std::string red = c.attr_s("reduction", "none");
          if (red == "none") return {index_put(x, ix, c.in(2), false)};
          if (red == "add") return {index_put(x, ix, c.in(2), true)};
+         if (red == "mul") {
+           // One index tuple at a time, so that repeated indices multiply in turn.
+           Tensor out = x;
+           Tensor upd = c.in(2);
+           const int64_t n = idx.numel() / std::max<int64_t>(k, 1);
+           Tensor idx2 = reshape(idx, {n, k});
+           std::vector<int64_t> ushape{n};
+           ushape.insert(ushape.end(), upd.sizes().begin() + (idx.dim() - 1), upd.sizes().end());
+           upd = reshape(upd, ushape);
+           for (int64_t j = 0; j < n; ++j) {
+             std::vector<Tensor> one;
+             for (int64_t d = 0; d < k; ++d) one.push_back(narrow(select(idx2, 1, d), 0, j, 1));
+             out = index_put(out, one, mul(index(out, one), narrow(upd, 0, j, 1)), false);
+           }
+           return {out};
+         }
          c.unsupported("reduction '" + red + "'");
        }},
       {"GatherND",
