@@ -658,6 +658,41 @@ TEST(OnnxImport, DetPivotsAndHandlesSingularMatrices) {
   EXPECT_GT(cm->function().compiled_calls(), 0);
 }
 
+// Bad inputs of the signal and ROI converters: a ValueError naming the node.
+TEST(OnnxHostile, SignalAndRoiErrorsNameTheNode) {
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 17);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    attr_i(add_node(g, "DFT", {"x"}, {"y"}, "fft"), "axis", 2);  // the last axis holds re/im
+    auto model = load(m);
+    std::string e = raises<ValueError>([&] { (*model)(zeros({1, 4, 1})); });
+    EXPECT_TRUE(contains(e, "node fft (DFT, opset 17)") && contains(e, "axis 2 is out of range")) << e;
+    e = raises<ValueError>([&] { (*model)(zeros({1, 4, 3})); });
+    EXPECT_TRUE(contains(e, "node fft (DFT, opset 17)") && contains(e, "real or complex")) << e;
+  }
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 16);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_input(), "rois");
+    add_value(g->mutable_input(), "b")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_value(g->mutable_output(), "y");
+    add_node(g, "RoiAlign", {"x", "rois", "b"}, {"y"}, "roi");
+    auto model = load(m);
+    Tensor rois = tensor({0.0f, 0.0f, 2.0f, 2.0f});
+    std::vector<Tensor> ok = model->forward_list({ones({1, 2, 4, 4}), reshape(rois, {1, 4}), zeros({1}, DType::Int64)});
+    ASSERT_EQ(ok[0].sizes().vec(), (std::vector<int64_t>{1, 2, 1, 1}));
+    EXPECT_NEAR(ok[0][0][0][0][0].item<double>(), 1.0, 1e-6);  // the mean of a constant image
+    std::string e = raises<ValueError>(
+        [&] { model->forward_list({ones({1, 2, 4, 4}), reshape(rois, {1, 4}), full({1}, 3, DType::Int64)}); });
+    EXPECT_TRUE(contains(e, "node roi (RoiAlign, opset 16)") && contains(e, "batch index 3 is out of range")) << e;
+  }
+}
+
 TEST(OnnxImport, SupportedOpsListsTheTable) {
   auto ops = tandem::onnx::supported_ops();
   for (const char* op : {"Conv", "Gemm", "MatMul", "Relu", "BatchNormalization", "MaxPool", "AveragePool", "Reshape",

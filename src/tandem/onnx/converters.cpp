@@ -1048,6 +1048,227 @@ Tensor det(const Ctx& c, const Tensor& x0) {
   return result;
 }
 
+// RoiAlign (opset 10 / 16): for each region of interest, output_height x output_width bins,
+// each the average (or maximum) of sampling_ratio^2 bilinear samples (sampling_ratio 0:
+// ceil(roi size / bins) per axis). The sample positions and bilinear weights are computed
+// on the host from `rois` (a data read); the values are gathered from X with tensor ops.
+// Sampling follows ONNX's reference: a sample outside [-1, size] contributes 0, one in
+// [-1, 0) is clamped to 0, and the last row / column repeats; max mode takes the largest
+// weighted corner of each sample, then the largest sample.
+Outs roi_align(Ctx& c) {
+  const Tensor& x = c.in(0);
+  if (x.dim() != 4) c.invalid("needs X [N, C, H, W]");
+  if (!is_floating_point(x.dtype())) c.invalid("needs a floating-point X");
+  const Tensor& rois_t = c.in(1);
+  if (rois_t.dim() != 2 || rois_t.size(1) != 4) c.invalid("rois must be [num_rois, 4]");
+  std::vector<double> rois = c.doubles(1);
+  std::vector<int64_t> bidx = c.ints(2);
+  const int64_t nr = rois_t.size(0);
+  if (static_cast<int64_t>(bidx.size()) != nr) c.invalid("batch_indices must hold one index per roi");
+  const int64_t oh = c.attr_i("output_height", 1), ow = c.attr_i("output_width", 1), ratio = c.attr_i("sampling_ratio", 0);
+  if (oh <= 0 || ow <= 0 || ratio < 0 || oh > 4096 || ow > 4096) c.invalid("output_height/width must be in [1, 4096], sampling_ratio >= 0");
+  const double scale = c.attr_f("spatial_scale", 1.0);
+  const std::string ctm = c.attr_s("coordinate_transformation_mode", c.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel") c.invalid("coordinate_transformation_mode '" + ctm + "'");
+  const std::string mode = c.attr_s("mode", "avg");
+  if (mode != "avg" && mode != "max") c.invalid("mode '" + mode + "' is not avg or max");
+  const bool half = ctm == "half_pixel";
+  const int64_t nb = x.size(0), ch = x.size(1), H = x.size(2), W = x.size(3);
+  Tensor flat = reshape(x, {nb, ch, H * W});
+  std::vector<Tensor> outs;
+  for (int64_t r = 0; r < nr; ++r) {
+    if (bidx[r] < 0 || bidx[r] >= nb) c.invalid("batch index " + std::to_string(bidx[r]) + " is out of range");
+    const double off = half ? 0.5 : 0.0;
+    const double x1 = rois[r * 4] * scale - off, y1 = rois[r * 4 + 1] * scale - off;
+    double rw = rois[r * 4 + 2] * scale - off - x1, rh = rois[r * 4 + 3] * scale - off - y1;
+    if (!half) {
+      rw = std::max(rw, 1.0);
+      rh = std::max(rh, 1.0);
+    }
+    const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+    const int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
+    const int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+    if (gh < 0 || gw < 0 || gh > 1024 || gw > 1024) c.invalid("roi " + std::to_string(r) + " needs an absurd sampling grid");
+    const int64_t samples = std::max<int64_t>(gh * gw, 1);
+    // Per bin, per sample, per corner: a flat index into H * W and a weight.
+    std::vector<int64_t> idx(static_cast<size_t>(oh * ow * samples * 4), 0);
+    std::vector<double> wt(idx.size(), 0.0);
+    for (int64_t ph = 0; ph < oh; ++ph)
+      for (int64_t pw = 0; pw < ow; ++pw)
+        for (int64_t iy = 0; iy < gh; ++iy)
+          for (int64_t ix = 0; ix < gw; ++ix) {
+            double yy = y1 + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
+            double xx = x1 + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
+            const size_t base = static_cast<size_t>((((ph * ow + pw) * samples) + iy * gw + ix) * 4);
+            if (yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W)) continue;
+            yy = std::max(yy, 0.0);
+            xx = std::max(xx, 0.0);
+            int64_t ylo = static_cast<int64_t>(yy), xlo = static_cast<int64_t>(xx), yhi, xhi;
+            if (ylo >= H - 1) { yhi = ylo = H - 1; yy = static_cast<double>(ylo); } else { yhi = ylo + 1; }
+            if (xlo >= W - 1) { xhi = xlo = W - 1; xx = static_cast<double>(xlo); } else { xhi = xlo + 1; }
+            const double ly = yy - ylo, lx = xx - xlo, hy = 1.0 - ly, hx = 1.0 - lx;
+            const int64_t corner[4] = {ylo * W + xlo, ylo * W + xhi, yhi * W + xlo, yhi * W + xhi};
+            const double w[4] = {hy * hx, hy * lx, ly * hx, ly * lx};
+            for (int k = 0; k < 4; ++k) {
+              idx[base + k] = corner[k];
+              wt[base + k] = w[k];
+            }
+          }
+    Tensor vals = index_select(select(flat, 0, bidx[r]), 1, from_vector(idx, {static_cast<int64_t>(idx.size())}));
+    vals = reshape(vals, {ch, oh, ow, samples, 4});
+    Tensor weighted = mul(vals, from_vector(wt, {oh, ow, samples, 4}).to(x.dtype()));
+    Tensor y = mode == "avg" ? div(sum(weighted, {3, 4}), static_cast<double>(samples))
+                             : amax(amax(weighted, {4}), {3});
+    outs.push_back(y);
+  }
+  if (outs.empty()) return {empty({0, ch, oh, ow}, x.dtype())};
+  return {stack(outs, 0)};
+}
+
+// ---------------------------------------------------------------- signal processing
+// DFT of the real and imaginary parts xr, xi [..., n] (last axis): X[k] = sum_m x[m]
+// exp(-+2 pi i k m / n), as products with cos / sin matrices [n, bins] built on the host
+// in float64 (k < bins: all n, or n / 2 + 1 one-sided); `inverse` uses exp(+...) and
+// divides by n. Returns [..., bins, 2] (real, imaginary).
+Tensor dft_last(const Tensor& xr, const Tensor* xi, int64_t n, int64_t bins, bool inverse) {
+  std::vector<double> cs(static_cast<size_t>(n * bins)), sn(static_cast<size_t>(n * bins));
+  const double two_pi = 2.0 * std::acos(-1.0);
+  for (int64_t m = 0; m < n; ++m)
+    for (int64_t k = 0; k < bins; ++k) {
+      // (k * m) mod n keeps the angle small, so cos / sin stay exact for large n.
+      const double ang = two_pi * static_cast<double>((k * m) % n) / static_cast<double>(n);
+      cs[m * bins + k] = std::cos(ang);
+      sn[m * bins + k] = std::sin(ang);
+    }
+  const DType dt = xr.dtype();
+  Tensor c = from_vector(cs, {n, bins}).to(dt), sm = from_vector(sn, {n, bins}).to(dt);
+  // forward: (xr + i xi)(cos - i sin); inverse: (xr + i xi)(cos + i sin).
+  Tensor re = matmul(xr, c), im = neg(matmul(xr, sm));
+  if (inverse) im = neg(im);
+  if (xi) {
+    re = inverse ? sub(re, matmul(*xi, sm)) : add(re, matmul(*xi, sm));
+    im = add(im, matmul(*xi, c));
+  }
+  if (inverse) {
+    re = div(re, static_cast<double>(n));
+    im = div(im, static_cast<double>(n));
+  }
+  return stack({re, im}, -1);
+}
+
+Outs dft(Ctx& c) {
+  const Tensor& x = c.in(0);
+  const int64_t r = x.dim();
+  if (r < 2 || (x.size(-1) != 1 && x.size(-1) != 2))
+    c.invalid("needs an input [..., signal, 1 or 2] (real or complex), got rank " + std::to_string(r));
+  if (!is_floating_point(x.dtype())) c.invalid("needs a floating-point input");
+  int64_t axis = c.attr_i("axis", 1);
+  if (axis < -r || axis >= r - 1 || axis == -1) c.invalid("axis " + std::to_string(axis) + " is out of range (the last dim holds real/imaginary)");
+  if (axis < 0) axis += r;
+  const bool inverse = c.attr_i("inverse", 0) != 0, onesided = c.attr_i("onesided", 0) != 0;
+  Tensor xr = movedim(select(x, -1, 0), axis, -1);
+  Tensor xi;
+  if (x.size(-1) == 2) xi = movedim(select(x, -1, 1), axis, -1);
+  int64_t n = xr.size(-1);
+  if (c.has(1)) {
+    std::vector<int64_t> len = c.ints(1);
+    if (len.size() != 1 || len[0] <= 0) c.invalid("dft_length must be one positive integer");
+    if (len[0] > (int64_t{1} << 24)) c.invalid("dft_length " + std::to_string(len[0]) + " exceeds 2^24");
+    auto fit = [&](const Tensor& t) {
+      if (len[0] <= n) return narrow(t, -1, 0, len[0]);
+      std::vector<int64_t> pads{0, len[0] - n};
+      return pad(t, pads, "constant", 0.0);
+    };
+    xr = fit(xr);
+    if (xi.defined()) xi = fit(xi);
+    n = len[0];
+  }
+  const int64_t bins = onesided ? n / 2 + 1 : n;
+  Tensor y = dft_last(xr, xi.defined() ? &xi : nullptr, n, bins, inverse);  // [..., bins, 2]
+  return {movedim(y, -2, axis)};
+}
+
+Outs stft(Ctx& c) {
+  const Tensor& x = c.in(0);
+  if (x.dim() != 3 || (x.size(2) != 1 && x.size(2) != 2))
+    c.invalid("needs a signal [batch, length, 1 or 2]");
+  if (!is_floating_point(x.dtype())) c.invalid("needs a floating-point signal");
+  std::vector<int64_t> st = c.ints(1);
+  if (st.size() != 1 || st[0] <= 0) c.invalid("frame_step must be one positive integer");
+  const int64_t step = st[0];
+  Tensor window;
+  int64_t len = -1;
+  if (c.has(2)) {
+    window = c.in(2);
+    if (window.dim() != 1) c.invalid("window must be 1-D");
+    len = window.size(0);
+  }
+  if (c.has(3)) {
+    std::vector<int64_t> fl = c.ints(3);
+    if (fl.size() != 1 || fl[0] <= 0) c.invalid("frame_length must be one positive integer");
+    if (len >= 0 && fl[0] != len) c.invalid("frame_length differs from the window's length");
+    len = fl[0];
+  }
+  if (len < 0) c.invalid("needs a window or a frame_length");
+  const int64_t total = x.size(1);
+  if (len > total) c.invalid("the frame is longer than the signal");
+  const int64_t frames = (total - len) / step + 1;
+  const bool onesided = c.attr_i("onesided", 1) != 0;
+  // frames [batch, frames, len] gathered with index frame * step + j.
+  Tensor idx = add(unsqueeze(mul(arange(frames), step), 1), unsqueeze(arange(len), 0));  // [frames, len]
+  auto framed = [&](const Tensor& part) {  // part [batch, length]
+    Tensor f = reshape(index_select(part, 1, reshape(idx, {frames * len})), {x.size(0), frames, len});
+    return window.defined() ? mul(f, as_dtype(window, f.dtype())) : f;
+  };
+  Tensor xr = framed(select(x, 2, 0));
+  Tensor xi;
+  if (x.size(2) == 2) xi = framed(select(x, 2, 1));
+  return {dft_last(xr, xi.defined() ? &xi : nullptr, len, onesided ? len / 2 + 1 : len, false)};
+}
+
+// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters between mel-spaced
+// points (ONNX's reference: the num_mel_bins + 2 points are mel-spaced from the lower to the
+// upper edge in steps of (mel(upper) - mel(lower)) / (num_mel_bins + 2), converted back to
+// Hz and to bins as floor((dft_length + 1) * hz / sample_rate)). Computed on the host.
+Outs mel_weight_matrix(Ctx& c) {
+  auto one_int = [&](size_t i, const char* what) {
+    std::vector<int64_t> v = c.ints(i);
+    if (v.size() != 1) c.invalid(std::string(what) + " must be a scalar");
+    return v[0];
+  };
+  auto one_double = [&](size_t i, const char* what) {
+    std::vector<double> v = c.doubles(i);
+    if (v.size() != 1) c.invalid(std::string(what) + " must be a scalar");
+    return v[0];
+  };
+  const int64_t mels = one_int(0, "num_mel_bins"), dft_len = one_int(1, "dft_length"), rate = one_int(2, "sample_rate");
+  const double lo = one_double(3, "lower_edge_hertz"), hi = one_double(4, "upper_edge_hertz");
+  if (mels <= 0 || dft_len <= 0 || rate <= 0 || mels > (1 << 16) || dft_len > (1 << 24))
+    c.invalid("num_mel_bins, dft_length and sample_rate must be positive (at most 2^16 mel bins, 2^24 DFT points)");
+  const int64_t bins = dft_len / 2 + 1;
+  auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  const double lo_mel = mel(lo), step = (mel(hi) - lo_mel) / static_cast<double>(mels + 2);
+  std::vector<int64_t> pt(static_cast<size_t>(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595.0) - 1.0);
+    pt[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate)));
+  }
+  std::vector<double> w(static_cast<size_t>(bins * mels), 0.0);
+  auto set = [&](int64_t j, int64_t i, double v) {
+    if (j < 0 || j >= bins) c.invalid("a filter edge falls outside the " + std::to_string(bins) + " DFT bins");
+    w[j * mels + i] = v;
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    const int64_t l = pt[i], m = pt[i + 1], h = pt[i + 2];
+    if (m == l) set(m, i, 1.0);
+    else
+      for (int64_t j = l; j <= m; ++j) set(j, i, static_cast<double>(j - l) / static_cast<double>(m - l));
+    for (int64_t j = m; j < h; ++j) set(j, i, static_cast<double>(h - j) / static_cast<double>(h - m));
+  }
+  const DType dt = dtype_from_onnx(c.attr_i("output_datatype", 1), c.where() + "output_datatype: ");
+  return {from_vector(w, {bins, mels}).to(dt)};
+}
+
 // ---------------------------------------------------------------- training (ai.onnx.preview.training)
 // Inputs R (learning rate, scalar), T (update count, int64 scalar), then n tensors of each
 // group (X, G, and the optimizer state); outputs the updated X, then the updated state,
@@ -1063,11 +1284,13 @@ int64_t optimizer_count(const Ctx& c, int64_t groups) {
   return rest / groups;
 }
 
-// T's value (a data read under capture).
-int64_t update_count(const Ctx& c) {
-  std::vector<int64_t> t = c.ints(1);
-  if (t.size() != 1) c.invalid("T must be a scalar");
-  return t[0];
+// T (the update count, an integer scalar) as a float64 tensor: the converters compute
+// with it in tensor ops, so a capture records them (no host read).
+Tensor update_count(const Ctx& c) {
+  const Tensor& t = c.in(1);
+  if (t.numel() != 1 || is_floating_point(t.dtype()) || t.dtype() == DType::Bool)
+    c.invalid("T must be an integer scalar");
+  return reshape(t, {}).to(DType::Float64);
 }
 
 Outs adagrad(Ctx& c) {
@@ -1075,7 +1298,8 @@ Outs adagrad(Ctx& c) {
   const double decay = c.attr_f("decay_factor", 0.0), eps = c.attr_f("epsilon", 1e-6),
                norm = c.attr_f("norm_coefficient", 0.0);
   // r = R / (1 + T * decay_factor)
-  const Tensor r = div(c.in(0), 1.0 + static_cast<double>(update_count(c)) * decay);
+  const Tensor& rate = c.in(0);
+  const Tensor r = div(rate, add(mul(update_count(c), decay), 1.0).to(rate.dtype()));
   Outs xs, hs;
   for (int64_t i = 0; i < n; ++i) {
     const Tensor& x = c.in(2 + i);
@@ -1095,8 +1319,9 @@ Outs momentum(Ctx& c) {
   const double alpha = c.attr_f("alpha", 0.0), beta = c.attr_f("beta", 0.0), norm = c.attr_f("norm_coefficient", 0.0);
   const std::string mode = c.attr_s("mode", "standard");
   if (mode != "standard" && mode != "nesterov") c.invalid("mode '" + mode + "' is not standard or nesterov");
-  const double beta_adj = update_count(c) > 0 ? beta : 1.0;
   const Tensor& r = c.in(0);
+  // beta_adjusted = T > 0 ? beta : 1
+  const Tensor beta_adj = where(gt(update_count(c), 0), beta, 1.0).to(r.dtype());
   Outs xs, vs;
   for (int64_t i = 0; i < n; ++i) {
     const Tensor& x = c.in(2 + i);
@@ -1113,12 +1338,13 @@ Outs adam(Ctx& c) {
   const int64_t n = optimizer_count(c, 4);
   const double alpha = c.attr_f("alpha", 0.9), beta = c.attr_f("beta", 0.999), eps = c.attr_f("epsilon", 1e-6),
                norm = c.attr_f("norm_coefficient", 0.0), post = c.attr_f("norm_coefficient_post", 0.0);
-  const int64_t t = update_count(c);
-  Tensor r = c.in(0);
-  if (t > 0) {
-    const double td = static_cast<double>(t);
-    r = mul(r, std::sqrt(1.0 - std::pow(beta, td)) / (1.0 - std::pow(alpha, td)));
-  }
+  // R_adjusted = T > 0 ? R * sqrt(1 - beta^T) / (1 - alpha^T) : R, in float64 (beta^T as
+  // exp(T log beta); the branch T > 0 is taken by where, so T = 0's 0/0 is never used).
+  const Tensor t = update_count(c);
+  const Tensor& rate = c.in(0);
+  Tensor bt = exp(mul(t, std::log(beta))), at = exp(mul(t, std::log(alpha)));
+  Tensor factor = where(gt(t, 0), div(sqrt(neg(sub(bt, 1.0))), neg(sub(at, 1.0))), 1.0);
+  const Tensor r = mul(rate, factor.to(rate.dtype()));
   Outs xs, vs, hs;
   for (int64_t i = 0; i < n; ++i) {
     const Tensor& x = c.in(2 + i);
@@ -1142,6 +1368,10 @@ const std::map<std::string, Converter>& table() {
       {kTrainingDomain + ":Adam", adam},
       {kTrainingDomain + ":Momentum", momentum},
       {"Det", [](Ctx& c) -> Outs { return {det(c, c.in(0))}; }},
+      {"DFT", dft},
+      {"RoiAlign", roi_align},
+      {"STFT", stft},
+      {"MelWeightMatrix", mel_weight_matrix},
       // ---------------------------------------------------------------- elementwise unary
       {"Abs", unary([](const Tensor& x) { return abs(x); })},
       {"Neg", unary([](const Tensor& x) { return neg(x); })},
