@@ -693,6 +693,49 @@ TEST(OnnxHostile, SignalAndRoiErrorsNameTheNode) {
   }
 }
 
+// Gradient (ai.onnx.preview.training) differentiates a part of the graph with tandem's
+// autograd: d(a * b + a)/da = b + 1, d/db = a; y naming no value is a ValueError naming
+// the node.
+TEST(OnnxImport, GradientDifferentiatesThePartOfTheGraphYDependsOn) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* o = m.add_opset_import();
+  o->set_domain("ai.onnx.preview.training");
+  o->set_version(1);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "a");
+  add_value(g->mutable_input(), "b");
+  add_value(g->mutable_output(), "da");
+  add_value(g->mutable_output(), "db");
+  add_node(g, "Mul", {"a", "b"}, {"p"});
+  add_node(g, "Add", {"p", "a"}, {"y"});
+  auto* grad = add_node(g, "Gradient", {"a", "b"}, {"da", "db"}, "grad");
+  grad->set_domain("ai.onnx.preview.training");
+  auto* xs = grad->add_attribute();
+  xs->set_name("xs");
+  xs->set_type(::onnx::AttributeProto::STRINGS);
+  xs->add_strings("a");
+  xs->add_strings("b");
+  auto* y = grad->add_attribute();
+  y->set_name("y");
+  y->set_type(::onnx::AttributeProto::STRING);
+  y->set_s("y");
+  auto model = load(m);
+  Tensor a = tensor({1.0f, -2.0f}), b = tensor({3.0f, 0.5f});
+  std::vector<Tensor> d;
+  {
+    autograd::NoGradGuard ng;  // Gradient records its own graph even under no_grad
+    d = model->forward_list({a, b});
+  }
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_TRUE(allclose(d[0], add(b, 1.0)));
+  EXPECT_TRUE(allclose(d[1], a));
+  y->set_s("nothing");
+  auto bad = load(m);
+  std::string e = raises<ValueError>([&] { bad->forward_list({a, b}); });
+  EXPECT_TRUE(contains(e, "node grad (Gradient, opset 1)") && contains(e, "'nothing'")) << e;
+}
+
 TEST(OnnxImport, SupportedOpsListsTheTable) {
   auto ops = tandem::onnx::supported_ops();
   for (const char* op : {"Conv", "Gemm", "MatMul", "Relu", "BatchNormalization", "MaxPool", "AveragePool", "Reshape",

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tandem/autograd/engine.h"
 #include "tandem/core/capture_state.h"
 #include "tandem/io/file_util.h"
 #include "tandem/onnx/graph.h"
@@ -530,8 +531,10 @@ void check_converters(const Graph& g) {
   for (const Node& n : g.nodes) {
     const std::string where = prefix(g.source) + "node " + n.name + " (" + n.op_type + ", opset " +
                               std::to_string(n.opset) + "): ";
+    // Gradient (training domain) is run_graph's own: it re-runs part of the graph.
+    const bool gradient = n.domain == "ai.onnx.preview.training" && n.op_type == "Gradient";
     const bool found = n.domain.empty() ? (find_converter(n.op_type) || find_value_converter(n.op_type))
-                                        : find_converter(n.op_type, n.domain) != nullptr;
+                                        : (find_converter(n.op_type, n.domain) != nullptr || gradient);
     if (!found) {
       if (!n.domain.empty() && n.domain != "ai.onnx.preview.training")
         throw NotImplementedError(where + "domain '" + n.domain +
@@ -542,6 +545,79 @@ void check_converters(const Graph& g) {
       if (a.g) check_converters(*a.g);
   }
 }
+
+namespace {
+
+const char* const kTrainingDomain = "ai.onnx.preview.training";
+
+bool is_gradient(const Node& n) { return n.domain == kTrainingDomain && n.op_type == "Gradient"; }
+
+// Gradient (ai.onnx.preview.training): d y / d x for each name x in attribute `xs` (the
+// node's first inputs carry their values), y named by attribute `y`, by tandem's autograd.
+// The nodes of `g` that y depends on (back to xs, graph inputs and initializers) run again
+// with gradient recording on, xs replaced by fresh leaves that require grad; the other
+// values they read come from `scope`. A scalar-weighted sum is differentiated
+// (grad_output ones). An x that y does not depend on gets zeros.
+std::vector<Value> gradient_node(const Graph& g, const Node& n, const Scope& scope, Ctx& ctx) {
+  const Attr* xs_a = ctx.attr("xs");
+  const Attr* y_a = ctx.attr("y");
+  if (!xs_a || xs_a->strings.empty() || !y_a || y_a->s.empty())
+    ctx.invalid("needs attributes xs (value names) and y (a value name)");
+  const std::vector<std::string>& xs = xs_a->strings;
+  const std::string& yname = y_a->s;
+  if (ctx.num_inputs() < xs.size()) ctx.invalid("takes the values of xs as its first inputs");
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& o : g.nodes[i].outputs)
+      if (!o.empty()) producer[o] = i;
+  const std::set<std::string> xset(xs.begin(), xs.end());
+  if (!xset.count(yname) && !producer.count(yname) && !scope.find(yname))
+    ctx.invalid("y names value '" + yname + "', which the graph does not define");
+  std::vector<bool> need(g.nodes.size(), false);
+  std::vector<std::string> todo{yname};
+  std::set<std::string> seen;
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    if (xset.count(name) || !seen.insert(name).second) continue;
+    auto it = producer.find(name);
+    if (it == producer.end()) continue;  // a graph input, initializer or outer value: a constant here
+    const Node& p = g.nodes[it->second];
+    if (&p == &n || is_gradient(p)) ctx.invalid("y depends on a Gradient node");
+    need[it->second] = true;
+    for (const auto& in : p.inputs)
+      if (!in.empty()) todo.push_back(in);
+  }
+  autograd::EnableGradGuard grad_on;
+  std::unordered_map<std::string, Value> env;
+  std::vector<Tensor> leaves;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = ctx.in(i);
+    if (!is_floating_point(x.dtype())) ctx.invalid("x '" + xs[i] + "' is not a floating-point tensor");
+    Tensor leaf = x.detach();
+    leaf.requires_grad_(true);
+    leaves.push_back(leaf);
+    env[xs[i]] = Value::tensor(leaf);
+  }
+  Graph slice;
+  slice.source = g.source;
+  slice.opset = g.opset;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (need[i]) slice.nodes.push_back(g.nodes[i]);
+  slice.outputs = {yname};
+  std::vector<Value> yv = run_graph(slice, env, &scope);
+  if (yv[0].kind != Value::Kind::Tensor) ctx.invalid("y '" + yname + "' is not a tensor");
+  const Tensor& y = yv[0].t;
+  std::vector<Tensor> grads(leaves.size());
+  if (y.requires_grad())
+    grads = autograd::grad({y}, leaves, {ones_like(y)}, std::nullopt, false, /*allow_unused=*/true);
+  std::vector<Value> outs;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    outs.push_back(Value::tensor(grads[i].defined() ? grads[i].detach() : zeros_like(leaves[i])));
+  return outs;
+}
+
+}  // namespace
 
 std::vector<Value> run_graph(const Graph& g, std::unordered_map<std::string, Value>& env, const Scope* outer) {
   const std::string pre = prefix(g.source);
@@ -566,6 +642,8 @@ std::vector<Value> run_graph(const Graph& g, std::unordered_map<std::string, Val
     std::vector<Value> outs;
     if (const ValueConverter* vc = n.domain.empty() ? find_value_converter(n.op_type) : nullptr) {
       outs = (*vc)(ctx);
+    } else if (is_gradient(n)) {
+      outs = gradient_node(g, n, scope, ctx);
     } else {
       const Converter* conv = find_converter(n.op_type, n.domain);
       if (!conv) ctx.unsupported("has no converter in tandem");
