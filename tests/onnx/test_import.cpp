@@ -572,7 +572,9 @@ TEST(OnnxHostile, ControlFlowAndSequenceErrorsNameTheNode) {
                 contains(e, "reads value 'ghost'")) << e;
   }
   // A Loop with neither a trip count nor a condition that turns false stops at tandem's
-  // bound (2^20 iterations) with an error instead of running forever.
+  // bound on subgraph runs per call (default 2^20; lowered here to keep the test short)
+  // with an error instead of running forever.
+  EXPECT_EQ(tandem::onnx::set_max_subgraph_runs(5000), int64_t{1} << 20);
   {
     ::onnx::ModelProto m;
     set_opset(m, 13);
@@ -589,8 +591,41 @@ TEST(OnnxHostile, ControlFlowAndSequenceErrorsNameTheNode) {
     attr_graph(loop, "body", body);
     auto model = load(m);
     std::string e = raises<ValueError>([&] { (*model)(zeros({1})); });
-    EXPECT_TRUE(contains(e, "node forever (Loop, opset 13)") && contains(e, "1048576 iterations")) << e;
+    EXPECT_TRUE(contains(e, "node forever (Loop, opset 13)") && contains(e, "ran 5000 subgraphs")) << e;
   }
+  // Nested Loops of 100 iterations each (10,100 body runs in all) stop at the same bound,
+  // naming the inner node; with the bound raised they finish.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    typed_int64(g->add_initializer(), "M", {}, {100});
+    auto* outer = add_node(g, "Loop", {"M", "", "x"}, {"y"}, "outer");
+    ::onnx::GraphProto ob;
+    add_value(ob.mutable_input(), "i");
+    add_value(ob.mutable_input(), "c");
+    add_value(ob.mutable_input(), "v");
+    add_value(ob.mutable_output(), "c");
+    add_value(ob.mutable_output(), "w");
+    auto* inner = add_node(&ob, "Loop", {"M", "", "v"}, {"w"}, "inner");
+    ::onnx::GraphProto ib;
+    add_value(ib.mutable_input(), "j");
+    add_value(ib.mutable_input(), "c2");
+    add_value(ib.mutable_input(), "u");
+    add_value(ib.mutable_output(), "c2");
+    add_value(ib.mutable_output(), "u");
+    attr_graph(inner, "body", ib);
+    attr_graph(outer, "body", ob);
+    auto model = load(m);
+    std::string e = raises<ValueError>([&] { (*model)(zeros({1})); });
+    EXPECT_TRUE(contains(e, "node inner (Loop, opset 13)") && contains(e, "ran 5000 subgraphs")) << e;
+    tandem::onnx::set_max_subgraph_runs(20000);
+    EXPECT_TRUE(equal((*model)(ones({1})), ones({1})));
+  }
+  tandem::onnx::set_max_subgraph_runs(int64_t{1} << 20);
+  EXPECT_TRUE(contains(raises<ValueError>([] { tandem::onnx::set_max_subgraph_runs(0); }), "must be positive"));
   // SequenceAt past the end; ConcatFromSequence of a tensor; a sequence output through
   // forward_list.
   {

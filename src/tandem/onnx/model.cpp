@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <set>
@@ -504,8 +505,25 @@ std::vector<Tensor> OnnxModel::forward_list(const std::vector<Tensor>& inputs) {
   return result;
 }
 
+namespace {
+// Subgraph runs (If branches, Loop / Scan / SequenceMap bodies) allowed in one call of
+// forward_values, nested ones included (see set_max_subgraph_runs).
+std::atomic<int64_t> g_max_subgraph_runs{int64_t{1} << 20};
+thread_local int64_t t_subgraph_runs = 0;
+}  // namespace
+
+int64_t set_max_subgraph_runs(int64_t n) {
+  if (n < 1) throw ValueError("[onnx] set_max_subgraph_runs: the bound must be positive, got " + std::to_string(n));
+  return g_max_subgraph_runs.exchange(n);
+}
+
 std::vector<Value> OnnxModel::forward_values(const std::vector<Value>& inputs) {
   const Graph& g = *graph_;
+  struct RunCount {  // per call; restored for a model called from inside another's call
+    int64_t saved = t_subgraph_runs;
+    RunCount() { t_subgraph_runs = 0; }
+    ~RunCount() { t_subgraph_runs = saved; }
+  } run_count;
   const std::string pre = prefix(g.source);
   std::unordered_map<std::string, Value> env;
   env.reserve(g.nodes.size() * 2 + g.initializers.size() + inputs.size());
@@ -712,6 +730,11 @@ const Graph& Ctx::graph_attr(const std::string& name) const {
 }
 
 std::vector<Value> Ctx::run(const Graph& body, std::vector<Value> inputs) const {
+  const int64_t bound = g_max_subgraph_runs.load();
+  if (++t_subgraph_runs > bound)
+    invalid("the call ran " + std::to_string(bound) +
+            " subgraphs (If branches, Loop / Scan / SequenceMap bodies, nested ones included): tandem's bound "
+            "(set_max_subgraph_runs), e.g. a Loop whose condition never turns false");
   if (inputs.size() != body.user_inputs.size())
     invalid("its subgraph takes " + std::to_string(body.user_inputs.size()) + " inputs, the op passes " +
             std::to_string(inputs.size()));

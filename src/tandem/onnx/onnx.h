@@ -120,6 +120,12 @@ void save_tensor(const std::string& path, const Tensor& t, const std::string& na
 /// batch norm in eval mode) or a forward that does not capture as one graph;
 /// RuntimeError when the file cannot be written. The module's training flag is restored.
 void export_model(const nn::ModulePtr& module, const std::vector<Tensor>& example_inputs, const std::string& path);
+/// Sets the most subgraph runs (If branches, Loop / Scan / SequenceMap bodies, nested ones
+/// included) one forward call may make before it raises a ValueError naming the node: the
+/// bound that keeps a Loop without trip count or ending condition (ONNX allows both) from
+/// running forever. Default 2^20 (1,048,576). Returns the previous bound; ValueError for
+/// n < 1. Process-wide.
+int64_t set_max_subgraph_runs(int64_t n);
 /// The ONNX op types (default domain) the importer converts, sorted.
 std::vector<std::string> supported_ops();
 
