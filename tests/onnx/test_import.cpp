@@ -660,6 +660,20 @@ TEST(OnnxHostile, ControlFlowAndSequenceErrorsNameTheNode) {
     EXPECT_TRUE(contains(e, "node pick (ConcatFromSequence, opset 13)") && contains(e, "is a tensor, expected a sequence"))
         << e;
   }
+  // SplitToSequence of an axis of 2^21 (the tensor is empty: another dim is 0) would make
+  // two million tensors: refused.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_seq_value(g->mutable_output(), "s");
+    add_node(g, "SplitToSequence", {"x"}, {"s"}, "splitter");
+    auto model = load(m);
+    std::string e = raises<ValueError>(
+        [&] { model->forward_values({tandem::onnx::Value::tensor(zeros({int64_t{1} << 21, 0}))}); });
+    EXPECT_TRUE(contains(e, "node splitter (SplitToSequence, opset 13)") && contains(e, "more than 2^20")) << e;
+  }
 }
 
 // Det (Gaussian elimination with partial pivoting in tandem ops) against determinants

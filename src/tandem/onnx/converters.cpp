@@ -1090,6 +1090,9 @@ Outs roi_align(Ctx& c) {
     const int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
     if (gh < 0 || gw < 0 || gh > 1024 || gw > 1024) c.invalid("roi " + std::to_string(r) + " needs an absurd sampling grid");
     const int64_t samples = std::max<int64_t>(gh * gw, 1);
+    if (oh * ow * samples > (int64_t{1} << 24))
+      c.invalid("roi " + std::to_string(r) + ": " + std::to_string(oh * ow) + " bins of " + std::to_string(samples) +
+                " samples exceed 2^24 samples");
     // Per bin, per sample, per corner: a flat index into H * W and a weight.
     std::vector<int64_t> idx(static_cast<size_t>(oh * ow * samples * 4), 0);
     std::vector<double> wt(idx.size(), 0.0);
@@ -1130,6 +1133,9 @@ Outs roi_align(Ctx& c) {
 // exp(-+2 pi i k m / n), as products with cos / sin matrices [n, bins] built on the host
 // in float64 (k < bins: all n, or n / 2 + 1 one-sided); `inverse` uses exp(+...) and
 // divides by n. Returns [..., bins, 2] (real, imaginary).
+// Longest DFT tandem builds a matrix for (n x n float64 = 512 MiB at this size).
+constexpr int64_t kMaxDftLength = 8192;
+
 Tensor dft_last(const Tensor& xr, const Tensor* xi, int64_t n, int64_t bins, bool inverse) {
   std::vector<double> cs(static_cast<size_t>(n * bins)), sn(static_cast<size_t>(n * bins));
   const double two_pi = 2.0 * std::acos(-1.0);
@@ -1184,6 +1190,9 @@ Outs dft(Ctx& c) {
     n = len[0];
   }
   const int64_t bins = onesided ? n / 2 + 1 : n;
+  if (n > kMaxDftLength)
+    c.unsupported("a DFT of length " + std::to_string(n) +
+                  " (more than 8192: tandem multiplies by an n x n matrix, it has no FFT)");
   Tensor y = dft_last(xr, xi.defined() ? &xi : nullptr, n, bins, inverse);  // [..., bins, 2]
   return {movedim(y, -2, axis)};
 }
@@ -1212,6 +1221,9 @@ Outs stft(Ctx& c) {
   if (len < 0) c.invalid("needs a window or a frame_length");
   const int64_t total = x.size(1);
   if (len > total) c.invalid("the frame is longer than the signal");
+  if (len > kMaxDftLength)
+    c.unsupported("frames of " + std::to_string(len) +
+                  " samples (more than 8192: tandem multiplies by an n x n matrix, it has no FFT)");
   const int64_t frames = (total - len) / step + 1;
   const bool onesided = c.attr_i("onesided", 1) != 0;
   // frames [batch, frames, len] gathered with index frame * step + j.
@@ -1246,6 +1258,8 @@ Outs mel_weight_matrix(Ctx& c) {
   if (mels <= 0 || dft_len <= 0 || rate <= 0 || mels > (1 << 16) || dft_len > (1 << 24))
     c.invalid("num_mel_bins, dft_length and sample_rate must be positive (at most 2^16 mel bins, 2^24 DFT points)");
   const int64_t bins = dft_len / 2 + 1;
+  if (bins * mels > (int64_t{1} << 26))
+    c.invalid("a " + std::to_string(bins) + " x " + std::to_string(mels) + " matrix exceeds 2^26 elements");
   auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
   const double lo_mel = mel(lo), step = (mel(hi) - lo_mel) / static_cast<double>(mels + 2);
   std::vector<int64_t> pt(static_cast<size_t>(mels + 2));
@@ -1975,6 +1989,8 @@ const std::map<std::string, Converter>& table() {
            Tensor out = x;
            Tensor upd = c.in(2);
            const int64_t n = idx.numel() / std::max<int64_t>(k, 1);
+           if (n > (int64_t{1} << 20))
+             c.unsupported("reduction 'mul' with more than 2^20 index tuples (applied one by one)");
            Tensor idx2 = reshape(idx, {n, k});
            std::vector<int64_t> ushape{n};
            ushape.insert(ushape.end(), upd.sizes().begin() + (idx.dim() - 1), upd.sizes().end());

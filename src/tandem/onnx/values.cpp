@@ -243,7 +243,11 @@ Vals split_to_sequence(Ctx& c) {
   if (axis < 0) axis += r;
   const int64_t dim = x.size(axis);
   std::vector<Tensor> parts;
+  // A sequence holds at most 2^20 tensors (an axis of 2^30 with a zero-sized other dim
+  // would otherwise mean a billion narrow calls).
+  constexpr int64_t kMaxParts = int64_t{1} << 20;
   if (!c.has(1)) {
+    if (dim > kMaxParts) c.invalid("would make a sequence of " + std::to_string(dim) + " tensors (more than 2^20)");
     const bool keep = c.attr_i("keepdims", 1) != 0;
     for (int64_t i = 0; i < dim; ++i) parts.push_back(keep ? narrow(x, axis, i, 1) : select(x, axis, i));
     return {Value::sequence(std::move(parts))};
@@ -253,6 +257,7 @@ Vals split_to_sequence(Ctx& c) {
   std::vector<int64_t> sizes;
   if (st.dim() == 0) {
     if (split[0] <= 0) c.invalid("split " + std::to_string(split[0]) + " must be positive");
+    if ((dim + split[0] - 1) / split[0] > kMaxParts) c.invalid("would make a sequence of more than 2^20 tensors");
     for (int64_t off = 0; off < dim; off += split[0]) sizes.push_back(std::min(split[0], dim - off));
   } else {
     int64_t total = 0;
