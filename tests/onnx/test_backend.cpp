@@ -5,7 +5,9 @@
 // equal, |got - want| <= 1e-7 + 1e-3 * |want|, NaN equals NaN), then through
 // tandem::compile (no_grad), whose outputs must equal the eager ones bitwise. The suite
 // stores bfloat16 data as UINT16; those files are read as bfloat16 where the model declares
-// BFLOAT16.
+// BFLOAT16. Sequence and optional inputs/outputs (SequenceProto / OptionalProto files, as
+// the model declares them) are compared element by element; such models run eagerly only
+// (forward_values; compiled mode takes tensors).
 //
 // tests/onnx/expected_pass.txt lists the cases that pass (one "dir/case" a line): one of
 // them failing is a regression and fails the test. Cases that pass but are not listed are
@@ -13,6 +15,7 @@
 // binary (build/tests/); TANDEM_ONNX_REPORT=PATH writes it there instead (docs/
 // onnx-conformance.md is such a report), TANDEM_ONNX_UPDATE=PATH writes the passing list.
 #include <gtest/gtest.h>
+#include <onnx/onnx-data_pb.h>
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
@@ -78,44 +81,89 @@ bool bitwise_equal(const Tensor& a, const Tensor& b) {
   return std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
 }
 
-// The element types the model declares for its non-initializer inputs or its outputs.
-std::vector<int> declared_types(const fs::path& model, bool outputs) {
+// The types the model declares for its non-initializer inputs or its outputs.
+std::vector<::onnx::TypeProto> declared_types(const fs::path& model, bool outputs) {
   ::onnx::ModelProto m;
   std::ifstream f(model, std::ios::binary);
-  std::vector<int> types;
+  std::vector<::onnx::TypeProto> types;
   if (!m.ParseFromIstream(&f)) return types;
   std::set<std::string> inits;
   for (const auto& t : m.graph().initializer()) inits.insert(t.name());
   const auto& list = outputs ? m.graph().output() : m.graph().input();
   for (const auto& v : list)
-    if (outputs || !inits.count(v.name())) types.push_back(v.type().tensor_type().elem_type());
+    if (outputs || !inits.count(v.name())) types.push_back(v.type());
   return types;
 }
 
-// The suite stores bfloat16 data as UINT16 (ONNX 1.12's test generator): such a file is
-// read as bfloat16 where the model declares BFLOAT16 for that position.
-std::vector<Tensor> load_set(const fs::path& dir, const char* kind, const std::vector<int>& declared) {
+Tensor tensor_of(const ::onnx::TensorProto& tp, const std::string& label) {
+  return tandem::onnx::load_tensor_from_bytes(tp.SerializeAsString(), label);
+}
+
+tandem::onnx::Value sequence_of(const ::onnx::SequenceProto& sp, const std::string& label) {
+  if (sp.elem_type() != ::onnx::SequenceProto::TENSOR && sp.tensor_values_size() == 0 &&
+      sp.elem_type() != ::onnx::SequenceProto::UNDEFINED)
+    throw NotImplementedError(label + ": sequences of non-tensors are not supported");
   std::vector<Tensor> ts;
+  for (const auto& tp : sp.tensor_values()) ts.push_back(tensor_of(tp, label));
+  return tandem::onnx::Value::sequence(std::move(ts));
+}
+
+// Reads input_N.pb / output_N.pb as the model declares position N: a SequenceProto, an
+// OptionalProto or a TensorProto. The suite stores bfloat16 data as UINT16 (ONNX 1.12's
+// test generator): such a file is read as bfloat16 where the model declares BFLOAT16.
+std::vector<tandem::onnx::Value> load_set(const fs::path& dir, const char* kind,
+                                          const std::vector<::onnx::TypeProto>& declared) {
+  using tandem::onnx::Value;
+  std::vector<Value> vs;
   for (int i = 0;; ++i) {
     fs::path p = dir / (std::string(kind) + "_" + std::to_string(i) + ".pb");
     if (!fs::exists(p)) break;
-    ::onnx::TensorProto tp;
     std::ifstream f(p, std::ios::binary);
-    if (static_cast<size_t>(i) < declared.size() && declared[i] == ::onnx::TensorProto::BFLOAT16 &&
-        tp.ParseFromIstream(&f) && tp.data_type() == ::onnx::TensorProto::UINT16) {
-      tp.set_data_type(::onnx::TensorProto::BFLOAT16);
-      ts.push_back(tandem::onnx::load_tensor_from_bytes(tp.SerializeAsString(), p.string()));
+    const ::onnx::TypeProto* ty = static_cast<size_t>(i) < declared.size() ? &declared[i] : nullptr;
+    if (ty && ty->has_sequence_type()) {
+      ::onnx::SequenceProto sp;
+      if (!sp.ParseFromIstream(&f)) throw RuntimeError(p.string() + ": not a SequenceProto");
+      vs.push_back(sequence_of(sp, p.string()));
       continue;
     }
-    ts.push_back(tandem::onnx::load_tensor(p.string()));
+    if (ty && ty->has_optional_type()) {
+      ::onnx::OptionalProto op;
+      if (!op.ParseFromIstream(&f)) throw RuntimeError(p.string() + ": not an OptionalProto");
+      if (op.has_tensor_value()) vs.push_back(Value::tensor(tensor_of(op.tensor_value(), p.string())));
+      else if (op.has_sequence_value()) vs.push_back(sequence_of(op.sequence_value(), p.string()));
+      else vs.push_back(Value::none());
+      continue;
+    }
+    ::onnx::TensorProto tp;
+    if (!tp.ParseFromIstream(&f)) throw RuntimeError(p.string() + ": not a TensorProto");
+    if (ty && ty->tensor_type().elem_type() == ::onnx::TensorProto::BFLOAT16 &&
+        tp.data_type() == ::onnx::TensorProto::UINT16)
+      tp.set_data_type(::onnx::TensorProto::BFLOAT16);
+    vs.push_back(Value::tensor(tensor_of(tp, p.string())));
   }
-  return ts;
+  return vs;
+}
+
+// compare() for values: same kind, same length, each tensor close.
+std::string compare_values(const tandem::onnx::Value& got, const tandem::onnx::Value& want) {
+  using K = tandem::onnx::Value::Kind;
+  if (got.kind != want.kind) return str_cat("a ", got.kind_name(), ", expected a ", want.kind_name());
+  if (got.kind == K::Tensor) return compare(got.t, want.t);
+  if (got.kind == K::None) return "";
+  if (got.seq.size() != want.seq.size())
+    return str_cat("a sequence of ", got.seq.size(), " tensors, expected ", want.seq.size());
+  for (size_t i = 0; i < got.seq.size(); ++i) {
+    std::string why = compare(got.seq[i], want.seq[i]);
+    if (!why.empty()) return str_cat("element ", i, ": ", why);
+  }
+  return "";
 }
 
 Result run_case(const fs::path& dir) {
+  using tandem::onnx::Value;
   Result r;
   std::shared_ptr<tandem::onnx::OnnxModel> model;
-  std::vector<Tensor> inputs, want, got;
+  std::vector<Value> inputs, want, got;
   try {
     model = tandem::onnx::load_model((dir / "model.onnx").string());
     r.ops = model->op_types();
@@ -124,7 +172,7 @@ Result run_case(const fs::path& dir) {
     model->eval();
     {
       autograd::NoGradGuard ng;
-      got = model->forward_list(inputs);
+      got = model->forward_values(inputs);
     }
   } catch (const NotImplementedError& e) {
     return {"unsupported", e.what(), "", r.ops};
@@ -137,18 +185,33 @@ Result run_case(const fs::path& dir) {
   }
   if (got.size() != want.size()) return {"fail", str_cat(got.size(), " outputs, expected ", want.size()), "", r.ops};
   for (size_t i = 0; i < got.size(); ++i) {
-    std::string why = compare(got[i], want[i]);
+    std::string why = compare_values(got[i], want[i]);
     if (!why.empty()) return {"fail", str_cat("output ", i, ": ", why), "", r.ops};
   }
   r.status = "pass";
+  // Compiled mode takes and returns tensors: a model with sequence or optional graph
+  // inputs or outputs runs eagerly only (forward_values).
+  std::vector<Tensor> tin;
+  for (const auto& v : inputs) {
+    if (v.kind != Value::Kind::Tensor) break;
+    tin.push_back(v.t);
+  }
+  bool tensors_only = tin.size() == inputs.size();
+  for (const auto& v : got) tensors_only = tensors_only && v.kind == Value::Kind::Tensor;
+  if (!tensors_only) {
+    r.compiled = "eager fallback";
+    r.detail = "sequence or optional graph inputs/outputs: eager only (forward_values)";
+    return r;
+  }
   // Compiled mode: the same outputs, bit for bit, where the program compiles.
   try {
     autograd::NoGradGuard ng;
     auto cm = tandem::compile(std::static_pointer_cast<nn::Module>(model));
-    std::vector<Tensor> c1 = (*cm)(inputs);
-    std::vector<Tensor> c2 = (*cm)(inputs);  // a replay of the cached program
+    std::vector<Tensor> c1 = (*cm)(tin);
+    std::vector<Tensor> c2 = (*cm)(tin);  // a replay of the cached program
     bool same = c1.size() == got.size() && c2.size() == got.size();
-    for (size_t i = 0; same && i < got.size(); ++i) same = bitwise_equal(c1[i], got[i]) && bitwise_equal(c2[i], got[i]);
+    for (size_t i = 0; same && i < got.size(); ++i)
+      same = bitwise_equal(c1[i], got[i].t) && bitwise_equal(c2[i], got[i].t);
     if (!same) r.compiled = "differs";
     else if (cm->function().compiled_calls() == 0) r.compiled = "eager fallback";
     else r.compiled = "bitwise";

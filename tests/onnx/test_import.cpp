@@ -488,6 +488,303 @@ TEST(OnnxHostile, ConverterErrorsNameTheNode) {
   EXPECT_TRUE(contains(e, "node sm (Softmax, opset 13)") && contains(e, "axis 5")) << e;
 }
 
+namespace {
+
+void attr_graph(::onnx::NodeProto* n, const std::string& name, const ::onnx::GraphProto& body) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::GRAPH);
+  *a->mutable_g() = body;
+}
+
+::onnx::ValueInfoProto* add_seq_value(google::protobuf::RepeatedPtrField<::onnx::ValueInfoProto>* f,
+                                      const std::string& name) {
+  auto* v = f->Add();
+  v->set_name(name);
+  v->mutable_type()->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type()->set_elem_type(
+      ::onnx::TensorProto::FLOAT);
+  return v;
+}
+
+// Loop(M, cond, acc) whose body adds the outer-scope value `x` to acc and emits acc as a
+// scan output: after M iterations acc = M * x, the scan output stacks x, 2x, ..., Mx.
+// With `with_body` false the Loop node lacks its body attribute.
+::onnx::ModelProto loop_model(bool with_body) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x");
+  add_value(g->mutable_input(), "M")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+  add_value(g->mutable_output(), "acc_out");
+  add_value(g->mutable_output(), "scan_out");
+  auto* cst = add_node(g, "ConstantOfShape", {"zero_shape"}, {"acc0"});
+  (void)cst;
+  typed_int64(g->add_initializer(), "zero_shape", {1}, {3});
+  auto* loop = add_node(g, "Loop", {"M", "", "acc0"}, {"acc_out", "scan_out"}, "the_loop");
+  if (with_body) {
+    ::onnx::GraphProto body;
+    add_value(body.mutable_input(), "i")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_value(body.mutable_input(), "c_in")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::BOOL);
+    add_value(body.mutable_input(), "acc_in");
+    add_value(body.mutable_output(), "c_out");
+    add_value(body.mutable_output(), "acc_next");
+    add_value(body.mutable_output(), "acc_copy");
+    add_node(&body, "Identity", {"c_in"}, {"c_out"});
+    add_node(&body, "Add", {"acc_in", "x"}, {"acc_next"});  // x: the outer graph's input
+    add_node(&body, "Identity", {"acc_next"}, {"acc_copy"});
+    attr_graph(loop, "body", body);
+  }
+  return m;
+}
+
+}  // namespace
+
+TEST(OnnxImport, LoopReadsOuterValuesAndStacksScanOutputs) {
+  auto model = load(loop_model(true));
+  Tensor x = tensor({1.0f, -2.0f, 0.5f});
+  std::vector<Tensor> ys = model->forward_list({x, scalar_tensor(int64_t{4}, DType::Int64)});
+  ASSERT_EQ(ys.size(), 2u);
+  EXPECT_TRUE(allclose(ys[0], mul(x, 4.0)));
+  ASSERT_EQ(ys[1].sizes().vec(), (std::vector<int64_t>{4, 3}));
+  for (int64_t k = 0; k < 4; ++k) EXPECT_TRUE(allclose(select(ys[1], 0, k), mul(x, double(k + 1))));
+  // Compiled mode: the trip count is input data, so the call runs eagerly; same outputs.
+  autograd::NoGradGuard ng;
+  auto cm = tandem::compile(std::static_pointer_cast<nn::Module>(model));
+  std::vector<Tensor> cs = (*cm)({x, scalar_tensor(int64_t{4}, DType::Int64)});
+  ASSERT_EQ(cs.size(), 2u);
+  EXPECT_TRUE(equal(cs[0], ys[0]) && equal(cs[1], ys[1]));
+}
+
+TEST(OnnxHostile, ControlFlowAndSequenceErrorsNameTheNode) {
+  // A Loop without its body attribute: a ValueError naming the node.
+  {
+    auto model = load(loop_model(false));
+    std::string e = raises<ValueError>([&] { model->forward_list({zeros({3}), scalar_tensor(int64_t{2}, DType::Int64)}); });
+    EXPECT_TRUE(contains(e, "node the_loop (Loop, opset 13)") && contains(e, "'body' is required")) << e;
+  }
+  // A subgraph reading a name nothing defines: refused at load, naming the inner node.
+  {
+    ::onnx::ModelProto m = loop_model(true);
+    auto* body = m.mutable_graph()->mutable_node(1)->mutable_attribute(0)->mutable_g();
+    body->mutable_node(1)->set_input(1, "ghost");
+    std::string e = raises<ValueError>([&] { load(m); });
+    EXPECT_TRUE(contains(e, "node the_loop (Loop)") && contains(e, "attribute 'body'") &&
+                contains(e, "reads value 'ghost'")) << e;
+  }
+  // A Loop with neither a trip count nor a condition that turns false stops at tandem's
+  // bound on subgraph runs per call (default 2^20; lowered here to keep the test short)
+  // with an error instead of running forever.
+  EXPECT_EQ(tandem::onnx::set_max_subgraph_runs(5000), int64_t{1} << 20);
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    auto* loop = add_node(g, "Loop", {"", "", "x"}, {"y"}, "forever");
+    ::onnx::GraphProto body;
+    add_value(body.mutable_input(), "i");
+    add_value(body.mutable_input(), "c");
+    add_value(body.mutable_input(), "v");
+    add_value(body.mutable_output(), "c");
+    add_value(body.mutable_output(), "v");
+    attr_graph(loop, "body", body);
+    auto model = load(m);
+    std::string e = raises<ValueError>([&] { (*model)(zeros({1})); });
+    EXPECT_TRUE(contains(e, "node forever (Loop, opset 13)") && contains(e, "ran 5000 subgraphs")) << e;
+  }
+  // Nested Loops of 100 iterations each (10,100 body runs in all) stop at the same bound,
+  // naming the inner node; with the bound raised they finish.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    typed_int64(g->add_initializer(), "M", {}, {100});
+    auto* outer = add_node(g, "Loop", {"M", "", "x"}, {"y"}, "outer");
+    ::onnx::GraphProto ob;
+    add_value(ob.mutable_input(), "i");
+    add_value(ob.mutable_input(), "c");
+    add_value(ob.mutable_input(), "v");
+    add_value(ob.mutable_output(), "c");
+    add_value(ob.mutable_output(), "w");
+    auto* inner = add_node(&ob, "Loop", {"M", "", "v"}, {"w"}, "inner");
+    ::onnx::GraphProto ib;
+    add_value(ib.mutable_input(), "j");
+    add_value(ib.mutable_input(), "c2");
+    add_value(ib.mutable_input(), "u");
+    add_value(ib.mutable_output(), "c2");
+    add_value(ib.mutable_output(), "u");
+    attr_graph(inner, "body", ib);
+    attr_graph(outer, "body", ob);
+    auto model = load(m);
+    std::string e = raises<ValueError>([&] { (*model)(zeros({1})); });
+    EXPECT_TRUE(contains(e, "node inner (Loop, opset 13)") && contains(e, "ran 5000 subgraphs")) << e;
+    tandem::onnx::set_max_subgraph_runs(20000);
+    EXPECT_TRUE(equal((*model)(ones({1})), ones({1})));
+  }
+  tandem::onnx::set_max_subgraph_runs(int64_t{1} << 20);
+  EXPECT_TRUE(contains(raises<ValueError>([] { tandem::onnx::set_max_subgraph_runs(0); }), "must be positive"));
+  // SequenceAt past the end; ConcatFromSequence of a tensor; a sequence output through
+  // forward_list.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_input(), "pos")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_value(g->mutable_output(), "y");
+    add_seq_value(g->mutable_output(), "s");
+    add_node(g, "SequenceConstruct", {"x", "x"}, {"s"}, "make");
+    add_node(g, "SequenceAt", {"s", "pos"}, {"y"}, "pick");
+    auto model = load(m);
+    std::vector<tandem::onnx::Value> ins{tandem::onnx::Value::tensor(ones({2})),
+                                         tandem::onnx::Value::tensor(scalar_tensor(int64_t{-2}, DType::Int64))};
+    auto outs = model->forward_values(ins);
+    ASSERT_EQ(outs.size(), 2u);
+    EXPECT_EQ(outs[1].kind, tandem::onnx::Value::Kind::Sequence);
+    EXPECT_EQ(outs[1].seq.size(), 2u);
+    ins[1] = tandem::onnx::Value::tensor(scalar_tensor(int64_t{2}, DType::Int64));
+    std::string e = raises<ValueError>([&] { model->forward_values(ins); });
+    EXPECT_TRUE(contains(e, "node pick (SequenceAt, opset 13)") && contains(e, "position 2 is out of range")) << e;
+    e = raises<NotImplementedError>([&] { model->forward_list({ones({2}), scalar_tensor(int64_t{0}, DType::Int64)}); });
+    EXPECT_TRUE(contains(e, "graph output 's' is a sequence")) << e;
+    g->mutable_node(1)->set_op_type("ConcatFromSequence");
+    g->mutable_node(1)->set_input(0, "x");
+    g->mutable_node(1)->clear_input();
+    g->mutable_node(1)->add_input("x");
+    attr_i(g->mutable_node(1), "axis", 0);
+    auto bad = load(m);
+    e = raises<ValueError>([&] { bad->forward_values(ins); });
+    EXPECT_TRUE(contains(e, "node pick (ConcatFromSequence, opset 13)") && contains(e, "is a tensor, expected a sequence"))
+        << e;
+  }
+  // SplitToSequence of an axis of 2^21 (the tensor is empty: another dim is 0) would make
+  // two million tensors: refused.
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 13);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_seq_value(g->mutable_output(), "s");
+    add_node(g, "SplitToSequence", {"x"}, {"s"}, "splitter");
+    auto model = load(m);
+    std::string e = raises<ValueError>(
+        [&] { model->forward_values({tandem::onnx::Value::tensor(zeros({int64_t{1} << 21, 0}))}); });
+    EXPECT_TRUE(contains(e, "node splitter (SplitToSequence, opset 13)") && contains(e, "more than 2^20")) << e;
+  }
+}
+
+// Det (Gaussian elimination with partial pivoting in tandem ops) against determinants
+// worked by hand in float64: a matrix whose first pivot is 0 (a row swap flips the sign),
+// a singular one (0, no NaN) and a 1 x 1 batch; compiled equals eager bitwise.
+TEST(OnnxImport, DetPivotsAndHandlesSingularMatrices) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::DOUBLE);
+  add_value(g->mutable_output(), "y")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::DOUBLE);
+  add_node(g, "Det", {"x"}, {"y"}, "det");
+  auto model = load(m);
+  // [[0, 2, 1], [1, 0, 0], [3, 1, 2]]: det = -2 * (2 - 0) + 1 * (1 - 0) = -3.
+  // [[1, 2, 3], [2, 4, 6], [1, 0, 1]]: row 2 = 2 * row 1, det = 0.
+  // [[2, -1, 0], [-1, 2, -1], [0, -1, 2]]: det = 4.
+  Tensor x = from_vector(std::vector<double>{0, 2, 1, 1, 0, 0, 3, 1, 2, 1, 2, 3, 2, 4, 6, 1, 0, 1, 2, -1, 0, -1, 2, -1, 0, -1, 2},
+                         {3, 3, 3});
+  Tensor y = (*model)(x);
+  ASSERT_EQ(y.sizes().vec(), (std::vector<int64_t>{3}));
+  const double want[] = {-3.0, 0.0, 4.0};
+  for (int64_t i = 0; i < 3; ++i) EXPECT_NEAR(y[i].item<double>(), want[i], 1e-12) << i;
+  Tensor one = (*model)(full({1, 1}, -2.5, DType::Float64));
+  EXPECT_EQ(one.dim(), 0);
+  EXPECT_EQ(one.item<double>(), -2.5);
+  autograd::NoGradGuard ng;
+  auto cm = tandem::compile(std::static_pointer_cast<nn::Module>(model));
+  Tensor c1 = (*cm)(x);
+  Tensor c2 = (*cm)(x);
+  EXPECT_TRUE(equal(c1, y) && equal(c2, y));
+  EXPECT_GT(cm->function().compiled_calls(), 0);
+}
+
+// Bad inputs of the signal and ROI converters: a ValueError naming the node.
+TEST(OnnxHostile, SignalAndRoiErrorsNameTheNode) {
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 17);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_output(), "y");
+    attr_i(add_node(g, "DFT", {"x"}, {"y"}, "fft"), "axis", 2);  // the last axis holds re/im
+    auto model = load(m);
+    std::string e = raises<ValueError>([&] { (*model)(zeros({1, 4, 1})); });
+    EXPECT_TRUE(contains(e, "node fft (DFT, opset 17)") && contains(e, "axis 2 is out of range")) << e;
+    e = raises<ValueError>([&] { (*model)(zeros({1, 4, 3})); });
+    EXPECT_TRUE(contains(e, "node fft (DFT, opset 17)") && contains(e, "real or complex")) << e;
+  }
+  {
+    ::onnx::ModelProto m;
+    set_opset(m, 16);
+    auto* g = m.mutable_graph();
+    add_value(g->mutable_input(), "x");
+    add_value(g->mutable_input(), "rois");
+    add_value(g->mutable_input(), "b")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+    add_value(g->mutable_output(), "y");
+    add_node(g, "RoiAlign", {"x", "rois", "b"}, {"y"}, "roi");
+    auto model = load(m);
+    Tensor rois = tensor({0.0f, 0.0f, 2.0f, 2.0f});
+    std::vector<Tensor> ok = model->forward_list({ones({1, 2, 4, 4}), reshape(rois, {1, 4}), zeros({1}, DType::Int64)});
+    ASSERT_EQ(ok[0].sizes().vec(), (std::vector<int64_t>{1, 2, 1, 1}));
+    EXPECT_NEAR(ok[0][0][0][0][0].item<double>(), 1.0, 1e-6);  // the mean of a constant image
+    std::string e = raises<ValueError>(
+        [&] { model->forward_list({ones({1, 2, 4, 4}), reshape(rois, {1, 4}), full({1}, 3, DType::Int64)}); });
+    EXPECT_TRUE(contains(e, "node roi (RoiAlign, opset 16)") && contains(e, "batch index 3 is out of range")) << e;
+  }
+}
+
+// Gradient (ai.onnx.preview.training) differentiates a part of the graph with tandem's
+// autograd: d(a * b + a)/da = b + 1, d/db = a; y naming no value is a ValueError naming
+// the node.
+TEST(OnnxImport, GradientDifferentiatesThePartOfTheGraphYDependsOn) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* o = m.add_opset_import();
+  o->set_domain("ai.onnx.preview.training");
+  o->set_version(1);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "a");
+  add_value(g->mutable_input(), "b");
+  add_value(g->mutable_output(), "da");
+  add_value(g->mutable_output(), "db");
+  add_node(g, "Mul", {"a", "b"}, {"p"});
+  add_node(g, "Add", {"p", "a"}, {"y"});
+  auto* grad = add_node(g, "Gradient", {"a", "b"}, {"da", "db"}, "grad");
+  grad->set_domain("ai.onnx.preview.training");
+  auto* xs = grad->add_attribute();
+  xs->set_name("xs");
+  xs->set_type(::onnx::AttributeProto::STRINGS);
+  xs->add_strings("a");
+  xs->add_strings("b");
+  auto* y = grad->add_attribute();
+  y->set_name("y");
+  y->set_type(::onnx::AttributeProto::STRING);
+  y->set_s("y");
+  auto model = load(m);
+  Tensor a = tensor({1.0f, -2.0f}), b = tensor({3.0f, 0.5f});
+  std::vector<Tensor> d;
+  {
+    autograd::NoGradGuard ng;  // Gradient records its own graph even under no_grad
+    d = model->forward_list({a, b});
+  }
+  ASSERT_EQ(d.size(), 2u);
+  EXPECT_TRUE(allclose(d[0], add(b, 1.0)));
+  EXPECT_TRUE(allclose(d[1], a));
+  y->set_s("nothing");
+  auto bad = load(m);
+  std::string e = raises<ValueError>([&] { bad->forward_list({a, b}); });
+  EXPECT_TRUE(contains(e, "node grad (Gradient, opset 1)") && contains(e, "'nothing'")) << e;
+}
+
 TEST(OnnxImport, SupportedOpsListsTheTable) {
   auto ops = tandem::onnx::supported_ops();
   for (const char* op : {"Conv", "Gemm", "MatMul", "Relu", "BatchNormalization", "MaxPool", "AveragePool", "Reshape",

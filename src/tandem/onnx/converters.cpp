@@ -28,6 +28,10 @@ namespace {
 
 using Outs = std::vector<Tensor>;
 
+// The domain of ONNX's training operators (Adagrad, Adam, Momentum); its table keys are
+// "ai.onnx.preview.training:Op".
+const std::string kTrainingDomain = "ai.onnx.preview.training";
+
 int64_t norm_axis(const Ctx& c, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
     c.invalid("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
@@ -240,48 +244,69 @@ Tensor constant_value(const Ctx& c) {
   c.invalid("no value attribute");
 }
 
+// One 2-D pooling of `in` [N, C, H, W] over the window `s2` (ONNX pads: begin, end).
+Tensor pool2d(const Ctx& c, const Tensor& in, const Spatial& s2, bool is_max, bool ceil_mode, bool include) {
+  // tandem (as PyTorch) pads symmetrically by at most half the kernel: otherwise pad first.
+  bool direct = s2.symmetric();
+  for (size_t i = 0; i < 2; ++i) direct = direct && s2.pads[i] * 2 <= s2.kernel[i];
+  if (is_max) {
+    if (direct) return max_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), s2.dilations, ceil_mode);
+    if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
+    Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", -std::numeric_limits<double>::infinity());
+    return max_pool2d(p, s2.kernel, s2.strides, {0, 0}, s2.dilations, false);
+  }
+  if (s2.dilations != std::vector<int64_t>{1, 1}) c.unsupported("AveragePool with dilations");
+  if (direct) return avg_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), ceil_mode, include);
+  if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
+  Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", 0.0);
+  Tensor y = avg_pool2d(p, s2.kernel, s2.strides, {0, 0}, false, true);
+  if (!include) {  // mean over the real elements: sums / counts, both from padded pools
+    Tensor ones = ones_like(narrow(narrow(in, 0, 0, 1), 1, 0, 1));
+    Tensor cnt = avg_pool2d(pad(ones, torch_pads(s2.pads, 2), "constant", 0.0), s2.kernel, s2.strides, {0, 0},
+                            false, true);
+    y = div(y, cnt);
+  }
+  return y;
+}
+
+// MaxPool / AveragePool, 1-D to 3-D. 1-D runs as 2-D with a height of 1. 3-D runs as two
+// 2-D pools, since both poolings are separable over the spatial dims: first over (H, W)
+// with the depth folded into the channels, then over D (a (kd, 1) window on [N, C, D,
+// H'*W']). Max of maxima is the window's maximum; for averages the divisor (the window's
+// size, or its count of real elements without count_include_pad) is the product of the
+// per-dim divisors, so the mean of means is the window's mean.
 Tensor pool(Ctx& c, bool is_max) {
   const Tensor& x0 = c.in(0);
   // Integer max pooling runs in float32 (exact for 8- and 16-bit values).
   const bool int_in = is_max && !is_floating_point(x0.dtype()) && element_size(x0.dtype()) <= 2;
   const Tensor x = int_in ? x0.to(DType::Float32) : x0;
-  if (x.dim() != 3 && x.dim() != 4) c.unsupported("only 1-D and 2-D pooling (input rank 3 or 4), got rank " + std::to_string(x.dim()));
+  if (x.dim() < 3 || x.dim() > 5)
+    c.unsupported("only 1-D, 2-D and 3-D pooling (input rank 3, 4 or 5), got rank " + std::to_string(x.dim()));
   Spatial s = spatial(c, x, c.attr_ints("kernel_shape"));
   if (s.kernel.size() != static_cast<size_t>(x.dim() - 2)) c.invalid("kernel_shape does not match the input rank");
   const bool ceil_mode = c.attr_i("ceil_mode", 0) != 0;
-  const bool one_d = x.dim() == 3;
-  Tensor in = one_d ? unsqueeze(x, 2) : x;
-  Spatial s2 = one_d ? to_2d(s) : s;
-  // tandem (as PyTorch) pads symmetrically by at most half the kernel: otherwise pad first.
-  bool direct = s2.symmetric();
-  for (size_t i = 0; i < 2; ++i) direct = direct && s2.pads[i] * 2 <= s2.kernel[i];
+  const bool include = c.attr_i("count_include_pad", 0) != 0;
   Tensor y;
-  if (is_max) {
-    if (direct) {
-      y = max_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), s2.dilations, ceil_mode);
-    } else {
-      if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
-      Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", -std::numeric_limits<double>::infinity());
-      y = max_pool2d(p, s2.kernel, s2.strides, {0, 0}, s2.dilations, false);
-    }
+  if (x.dim() == 5) {
+    const int64_t n = x.size(0), ch = x.size(1), d = x.size(2);
+    Spatial hw, dd;
+    hw.kernel = {s.kernel[1], s.kernel[2]};
+    hw.strides = {s.strides[1], s.strides[2]};
+    hw.dilations = {s.dilations[1], s.dilations[2]};
+    hw.pads = {s.pads[1], s.pads[2], s.pads[4], s.pads[5]};
+    dd.kernel = {s.kernel[0], 1};
+    dd.strides = {s.strides[0], 1};
+    dd.dilations = {s.dilations[0], 1};
+    dd.pads = {s.pads[0], 0, s.pads[3], 0};
+    Tensor t = pool2d(c, reshape(x, {n, ch * d, x.size(3), x.size(4)}), hw, is_max, ceil_mode, include);
+    const int64_t h2 = t.size(2), w2 = t.size(3);
+    t = pool2d(c, reshape(t, {n, ch, d, h2 * w2}), dd, is_max, ceil_mode, include);
+    y = reshape(t, {n, ch, t.size(2), h2, w2});
   } else {
-    if (s2.dilations != std::vector<int64_t>{1, 1}) c.unsupported("AveragePool with dilations");
-    const bool include = c.attr_i("count_include_pad", 0) != 0;
-    if (direct) {
-      y = avg_pool2d(in, s2.kernel, s2.strides, s2.begin_pads(), ceil_mode, include);
-    } else {
-      if (ceil_mode) c.unsupported("ceil_mode with asymmetric pads");
-      Tensor p = pad(in, torch_pads(s2.pads, 2), "constant", 0.0);
-      y = avg_pool2d(p, s2.kernel, s2.strides, {0, 0}, false, true);
-      if (!include) {  // mean over the real elements: sums / counts, both from padded pools
-        Tensor ones = ones_like(narrow(narrow(in, 0, 0, 1), 1, 0, 1));
-        Tensor cnt = avg_pool2d(pad(ones, torch_pads(s2.pads, 2), "constant", 0.0), s2.kernel, s2.strides, {0, 0},
-                                false, true);
-        y = div(y, cnt);
-      }
-    }
+    const bool one_d = x.dim() == 3;
+    y = pool2d(c, one_d ? unsqueeze(x, 2) : x, one_d ? to_2d(s) : s, is_max, ceil_mode, include);
+    if (one_d) y = squeeze(y, 2);
   }
-  y = one_d ? squeeze(y, 2) : y;
   return int_in ? y.to(x0.dtype()) : y;
 }
 
@@ -303,10 +328,38 @@ Tensor conv(Ctx& c) {
   const Tensor& x = c.in(0);
   const Tensor& w = c.in(1);
   Tensor b = c.has(2) ? c.in(2) : Tensor();
-  if (x.dim() != 3 && x.dim() != 4) c.unsupported("only 1-D and 2-D convolution (input rank 3 or 4), got rank " + std::to_string(x.dim()));
+  if (x.dim() < 3 || x.dim() > 5)
+    c.unsupported("only 1-D, 2-D and 3-D convolution (input rank 3, 4 or 5), got rank " + std::to_string(x.dim()));
+  if (w.dim() != x.dim()) c.invalid("the weight's rank " + std::to_string(w.dim()) + " differs from the input's");
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {w.sizes().begin() + 2, w.sizes().end()});
   Spatial s = spatial(c, x, kernel);
   const int64_t group = c.attr_i("group", 1);
+  if (x.dim() == 5) {
+    // 3-D: a sum over the kd depth taps of 2-D convolutions. Tap k reads the (padded) input
+    // depths k*dilation + o*stride for each output depth o, which fold into the batch.
+    if (static_cast<int64_t>(kernel.size()) != 3 || kernel[0] != w.size(2)) c.invalid("kernel_shape does not match the weight");
+    Tensor xp = pad(x, torch_pads(s.pads, 3), "constant", 0.0);
+    const int64_t n = x.size(0), dp = xp.size(2), kd = kernel[0];
+    const int64_t span = (kd - 1) * s.dilations[0] + 1;
+    if (dp < span) c.invalid("the padded depth is smaller than the dilated kernel");
+    const int64_t dout = (dp - span) / s.strides[0] + 1;
+    Spatial hw;
+    hw.kernel = {kernel[1], kernel[2]};
+    hw.strides = {s.strides[1], s.strides[2]};
+    hw.dilations = {s.dilations[1], s.dilations[2]};
+    hw.pads = {0, 0, 0, 0};
+    Tensor y;
+    for (int64_t k = 0; k < kd; ++k) {
+      const int64_t start = k * s.dilations[0];
+      Tensor xs = slice(xp, 2, start, start + (dout - 1) * s.strides[0] + 1, s.strides[0]);  // [N, C, Dout, H, W]
+      xs = reshape(permute(xs, {0, 2, 1, 3, 4}), {n * dout, x.size(1), xp.size(3), xp.size(4)});
+      Tensor t = conv2d(xs, select(w, 2, k), Tensor(), hw.strides, {0, 0}, hw.dilations, group);
+      y = k == 0 ? t : add(y, t);
+    }
+    y = permute(reshape(y, {n, dout, y.size(1), y.size(2), y.size(3)}), {0, 2, 1, 3, 4});
+    if (b.defined()) y = add(y, reshape(b, {1, b.size(0), 1, 1, 1}));
+    return y.contiguous();
+  }
   const bool one_d = x.dim() == 3;
   Tensor in = one_d ? unsqueeze(x, 2) : x;
   Tensor wt = one_d ? unsqueeze(w, 2) : w;
@@ -341,16 +394,20 @@ Tensor conv_transpose(Ctx& c) {
     Ctx c2(n2, ptrs, c.source());
     return squeeze(conv_transpose(c2), 2);
   }
-  if (x.dim() != 4) c.unsupported("only 1-D and 2-D ConvTranspose (input rank 3 or 4), got rank " + std::to_string(x.dim()));
+  if (x.dim() != 4 && x.dim() != 5)
+    c.unsupported("only 1-D, 2-D and 3-D ConvTranspose (input rank 3, 4 or 5), got rank " + std::to_string(x.dim()));
+  if (w.dim() != x.dim()) c.invalid("the weight's rank " + std::to_string(w.dim()) + " differs from the input's");
   std::vector<int64_t> kernel = c.attr_ints("kernel_shape", {w.sizes().begin() + 2, w.sizes().end()});
-  const size_t k = 2;
-  auto strides = c.attr_ints("strides", {1, 1});
-  auto dil = c.attr_ints("dilations", {1, 1});
-  auto pads = c.attr_ints("pads", {0, 0, 0, 0});
-  auto outpad = c.attr_ints("output_padding", {0, 0});
+  const size_t k = static_cast<size_t>(x.dim() - 2);
+  auto strides = c.attr_ints("strides", std::vector<int64_t>(k, 1));
+  auto dil = c.attr_ints("dilations", std::vector<int64_t>(k, 1));
+  auto pads = c.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
+  auto outpad = c.attr_ints("output_padding", std::vector<int64_t>(k, 0));
   const int64_t group = c.attr_i("group", 1);
   if (kernel.size() != k || strides.size() != k || dil.size() != k || pads.size() != 2 * k || outpad.size() != k)
-    c.invalid("kernel_shape/strides/dilations/pads/output_padding do not match 2 spatial dims");
+    c.invalid("kernel_shape/strides/dilations/pads/output_padding do not match " + std::to_string(k) + " spatial dims");
+  for (size_t i = 0; i < k; ++i)
+    if (strides[i] <= 0 || dil[i] <= 0 || kernel[i] <= 0) c.invalid("kernel_shape, strides and dilations must be positive");
   std::vector<int64_t> full(k);
   for (size_t i = 0; i < k; ++i) full[i] = strides[i] * (x.size(2 + i) - 1) + (kernel[i] - 1) * dil[i] + 1;
   const std::string ap = c.attr_s("auto_pad", "NOTSET");
@@ -366,7 +423,23 @@ Tensor conv_transpose(Ctx& c) {
   } else if (ap == "VALID") {
     std::fill(pads.begin(), pads.end(), 0);
   }
-  Tensor y = conv_transpose2d(x, w, Tensor(), strides, {0, 0}, {0, 0}, group, dil);
+  Tensor y;
+  if (k == 2) {
+    y = conv_transpose2d(x, w, Tensor(), strides, {0, 0}, {0, 0}, group, dil);
+  } else {
+    // 3-D: each depth tap kd is a 2-D transposed convolution of every input depth d (folded
+    // into the batch), added into output depth d*stride + kd*dilation.
+    if (kernel[0] != w.size(2)) c.invalid("kernel_shape does not match the weight");
+    const int64_t n = x.size(0), d = x.size(2);
+    const std::vector<int64_t> s_hw{strides[1], strides[2]}, d_hw{dil[1], dil[2]};
+    Tensor xf = reshape(permute(x, {0, 2, 1, 3, 4}), {n * d, x.size(1), x.size(3), x.size(4)});
+    for (int64_t t = 0; t < kernel[0]; ++t) {
+      Tensor z = conv_transpose2d(xf, select(w, 2, t), Tensor(), s_hw, {0, 0}, {0, 0}, group, d_hw);
+      z = permute(reshape(z, {n, d, z.size(1), z.size(2), z.size(3)}), {0, 2, 1, 3, 4});
+      if (!y.defined()) y = zeros({n, z.size(1), full[0], z.size(3), z.size(4)}, x.dtype());
+      y = index_add(y, 2, add(mul(arange(d), strides[0]), t * dil[0]), z.contiguous());
+    }
+  }
   // Crop pads (and extend by output_padding) per spatial dim.
   std::vector<int64_t> tp;
   for (size_t i = k; i-- > 0;) {
@@ -374,7 +447,11 @@ Tensor conv_transpose(Ctx& c) {
     tp.push_back(outpad[i] - pads[i + k]);
   }
   if (std::any_of(tp.begin(), tp.end(), [](int64_t v) { return v != 0; })) y = pad(y, tp, "constant", 0.0);
-  if (c.has(2)) y = add(y, reshape(c.in(2), {1, -1, 1, 1}));
+  if (c.has(2)) {
+    std::vector<int64_t> bshape(k + 2, 1);
+    bshape[1] = -1;
+    y = add(y, reshape(c.in(2), bshape));
+  }
   return y;
 }
 
@@ -933,8 +1010,382 @@ Tensor grid_sample_onnx(Ctx& c) {
   c.invalid("mode '" + mode + "' is not bilinear, nearest or bicubic");
 }
 
+// Det: determinants of the trailing n x n matrices of x [..., n, n] by Gaussian elimination
+// with partial pivoting (LU), in tensor ops only (no host reads, so it captures): at step
+// k the row with the largest |a[i, k]|, i >= k, is swapped into row k (each swap flips
+// the sign), the pivot multiplies the determinant and rows below are eliminated. A zero
+// pivot (a singular matrix) gives 0; it is replaced by 1 in the division so that no NaN
+// appears (the column below it is all zero then).
+Tensor det(const Ctx& c, const Tensor& x0) {
+  if (x0.dim() < 2 || x0.size(-1) != x0.size(-2))
+    c.invalid("needs square matrices [..., n, n], got rank " + std::to_string(x0.dim()));
+  if (!is_floating_point(x0.dtype())) c.invalid("needs a floating-point input");
+  const int64_t n = x0.size(-1);
+  Tensor a = x0.contiguous();
+  std::vector<int64_t> batch(x0.sizes().begin(), x0.sizes().end() - 2);
+  Tensor result = ones(batch, x0.dtype());
+  Tensor rows = arange(n);  // int64 [n]
+  for (int64_t k = 0; k < n; ++k) {
+    Tensor col = abs(narrow(select(a, -1, k), -1, k, n - k));         // [..., n - k]
+    Tensor p = add(argmax(col, -1, /*keepdim=*/true), k);              // [..., 1] int64
+    // perm[i] = p if i == k, k if i == p, i otherwise; rows gathered by perm.
+    Tensor perm = where(eq(rows, k), p, where(eq(rows, p), full({}, k, DType::Int64), rows));  // [..., n]
+    std::vector<int64_t> full_shape = batch;
+    full_shape.push_back(n);
+    full_shape.push_back(n);
+    a = gather(a, -2, expand(unsqueeze(perm, -1), full_shape));
+    result = where(eq(squeeze(p, -1), k), result, neg(result));
+    Tensor pivot = select(select(a, -2, k), -1, k);                    // [...]
+    result = mul(result, pivot);
+    if (k + 1 == n) break;
+    Tensor safe = where(eq(pivot, 0), ones_like(pivot), pivot);
+    Tensor below = narrow(a, -2, k + 1, n - k - 1);                    // [..., n-k-1, n]
+    Tensor factor = div(select(below, -1, k), unsqueeze(safe, -1));    // [..., n-k-1]
+    Tensor row_k = unsqueeze(select(a, -2, k), -2);                    // [..., 1, n]
+    Tensor updated = sub(below, mul(unsqueeze(factor, -1), row_k));
+    a = cat({narrow(a, -2, 0, k + 1), updated}, -2);
+  }
+  return result;
+}
+
+// RoiAlign (opset 10 / 16): for each region of interest, output_height x output_width bins,
+// each the average (or maximum) of sampling_ratio^2 bilinear samples (sampling_ratio 0:
+// ceil(roi size / bins) per axis). The sample positions and bilinear weights are computed
+// on the host from `rois` (a data read); the values are gathered from X with tensor ops.
+// Sampling follows ONNX's reference: a sample outside [-1, size] contributes 0, one in
+// [-1, 0) is clamped to 0, and the last row / column repeats; max mode takes the largest
+// weighted corner of each sample, then the largest sample.
+Outs roi_align(Ctx& c) {
+  const Tensor& x = c.in(0);
+  if (x.dim() != 4) c.invalid("needs X [N, C, H, W]");
+  if (!is_floating_point(x.dtype())) c.invalid("needs a floating-point X");
+  const Tensor& rois_t = c.in(1);
+  if (rois_t.dim() != 2 || rois_t.size(1) != 4) c.invalid("rois must be [num_rois, 4]");
+  std::vector<double> rois = c.doubles(1);
+  std::vector<int64_t> bidx = c.ints(2);
+  const int64_t nr = rois_t.size(0);
+  if (static_cast<int64_t>(bidx.size()) != nr) c.invalid("batch_indices must hold one index per roi");
+  const int64_t oh = c.attr_i("output_height", 1), ow = c.attr_i("output_width", 1), ratio = c.attr_i("sampling_ratio", 0);
+  if (oh <= 0 || ow <= 0 || ratio < 0 || oh > 4096 || ow > 4096) c.invalid("output_height/width must be in [1, 4096], sampling_ratio >= 0");
+  const double scale = c.attr_f("spatial_scale", 1.0);
+  const std::string ctm = c.attr_s("coordinate_transformation_mode", c.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel") c.invalid("coordinate_transformation_mode '" + ctm + "'");
+  const std::string mode = c.attr_s("mode", "avg");
+  if (mode != "avg" && mode != "max") c.invalid("mode '" + mode + "' is not avg or max");
+  const bool half = ctm == "half_pixel";
+  const int64_t nb = x.size(0), ch = x.size(1), H = x.size(2), W = x.size(3);
+  Tensor flat = reshape(x, {nb, ch, H * W});
+  std::vector<Tensor> outs;
+  for (int64_t r = 0; r < nr; ++r) {
+    if (bidx[r] < 0 || bidx[r] >= nb) c.invalid("batch index " + std::to_string(bidx[r]) + " is out of range");
+    const double off = half ? 0.5 : 0.0;
+    const double x1 = rois[r * 4] * scale - off, y1 = rois[r * 4 + 1] * scale - off;
+    double rw = rois[r * 4 + 2] * scale - off - x1, rh = rois[r * 4 + 3] * scale - off - y1;
+    if (!half) {
+      rw = std::max(rw, 1.0);
+      rh = std::max(rh, 1.0);
+    }
+    const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+    const int64_t gh = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
+    const int64_t gw = ratio > 0 ? ratio : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+    if (gh < 0 || gw < 0 || gh > 1024 || gw > 1024) c.invalid("roi " + std::to_string(r) + " needs an absurd sampling grid");
+    const int64_t samples = std::max<int64_t>(gh * gw, 1);
+    if (oh * ow * samples > (int64_t{1} << 24))
+      c.invalid("roi " + std::to_string(r) + ": " + std::to_string(oh * ow) + " bins of " + std::to_string(samples) +
+                " samples exceed 2^24 samples");
+    // Per bin, per sample, per corner: a flat index into H * W and a weight.
+    std::vector<int64_t> idx(static_cast<size_t>(oh * ow * samples * 4), 0);
+    std::vector<double> wt(idx.size(), 0.0);
+    for (int64_t ph = 0; ph < oh; ++ph)
+      for (int64_t pw = 0; pw < ow; ++pw)
+        for (int64_t iy = 0; iy < gh; ++iy)
+          for (int64_t ix = 0; ix < gw; ++ix) {
+            double yy = y1 + ph * bh + (iy + 0.5) * bh / static_cast<double>(gh);
+            double xx = x1 + pw * bw + (ix + 0.5) * bw / static_cast<double>(gw);
+            const size_t base = static_cast<size_t>((((ph * ow + pw) * samples) + iy * gw + ix) * 4);
+            if (yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W)) continue;
+            yy = std::max(yy, 0.0);
+            xx = std::max(xx, 0.0);
+            int64_t ylo = static_cast<int64_t>(yy), xlo = static_cast<int64_t>(xx), yhi, xhi;
+            if (ylo >= H - 1) { yhi = ylo = H - 1; yy = static_cast<double>(ylo); } else { yhi = ylo + 1; }
+            if (xlo >= W - 1) { xhi = xlo = W - 1; xx = static_cast<double>(xlo); } else { xhi = xlo + 1; }
+            const double ly = yy - ylo, lx = xx - xlo, hy = 1.0 - ly, hx = 1.0 - lx;
+            const int64_t corner[4] = {ylo * W + xlo, ylo * W + xhi, yhi * W + xlo, yhi * W + xhi};
+            const double w[4] = {hy * hx, hy * lx, ly * hx, ly * lx};
+            for (int k = 0; k < 4; ++k) {
+              idx[base + k] = corner[k];
+              wt[base + k] = w[k];
+            }
+          }
+    Tensor vals = index_select(select(flat, 0, bidx[r]), 1, from_vector(idx, {static_cast<int64_t>(idx.size())}));
+    vals = reshape(vals, {ch, oh, ow, samples, 4});
+    Tensor weighted = mul(vals, from_vector(wt, {oh, ow, samples, 4}).to(x.dtype()));
+    Tensor y = mode == "avg" ? div(sum(weighted, {3, 4}), static_cast<double>(samples))
+                             : amax(amax(weighted, {4}), {3});
+    outs.push_back(y);
+  }
+  if (outs.empty()) return {empty({0, ch, oh, ow}, x.dtype())};
+  return {stack(outs, 0)};
+}
+
+// ---------------------------------------------------------------- signal processing
+// DFT of the real and imaginary parts xr, xi [..., n] (last axis): X[k] = sum_m x[m]
+// exp(-+2 pi i k m / n), as products with cos / sin matrices [n, bins] built on the host
+// in float64 (k < bins: all n, or n / 2 + 1 one-sided); `inverse` uses exp(+...) and
+// divides by n. Returns [..., bins, 2] (real, imaginary).
+// Longest DFT tandem builds a matrix for (n x n float64 = 512 MiB at this size).
+constexpr int64_t kMaxDftLength = 8192;
+
+Tensor dft_last(const Tensor& xr, const Tensor* xi, int64_t n, int64_t bins, bool inverse) {
+  std::vector<double> cs(static_cast<size_t>(n * bins)), sn(static_cast<size_t>(n * bins));
+  const double two_pi = 2.0 * std::acos(-1.0);
+  for (int64_t m = 0; m < n; ++m)
+    for (int64_t k = 0; k < bins; ++k) {
+      // (k * m) mod n keeps the angle small, so cos / sin stay exact for large n.
+      const double ang = two_pi * static_cast<double>((k * m) % n) / static_cast<double>(n);
+      cs[m * bins + k] = std::cos(ang);
+      sn[m * bins + k] = std::sin(ang);
+    }
+  const DType dt = xr.dtype();
+  Tensor c = from_vector(cs, {n, bins}).to(dt), sm = from_vector(sn, {n, bins}).to(dt);
+  // forward: (xr + i xi)(cos - i sin); inverse: (xr + i xi)(cos + i sin).
+  Tensor re = matmul(xr, c), im = neg(matmul(xr, sm));
+  if (inverse) im = neg(im);
+  if (xi) {
+    re = inverse ? sub(re, matmul(*xi, sm)) : add(re, matmul(*xi, sm));
+    im = add(im, matmul(*xi, c));
+  }
+  if (inverse) {
+    re = div(re, static_cast<double>(n));
+    im = div(im, static_cast<double>(n));
+  }
+  return stack({re, im}, -1);
+}
+
+Outs dft(Ctx& c) {
+  const Tensor& x = c.in(0);
+  const int64_t r = x.dim();
+  if (r < 2 || (x.size(-1) != 1 && x.size(-1) != 2))
+    c.invalid("needs an input [..., signal, 1 or 2] (real or complex), got rank " + std::to_string(r));
+  if (!is_floating_point(x.dtype())) c.invalid("needs a floating-point input");
+  int64_t axis = c.attr_i("axis", 1);
+  if (axis < -r || axis >= r - 1 || axis == -1) c.invalid("axis " + std::to_string(axis) + " is out of range (the last dim holds real/imaginary)");
+  if (axis < 0) axis += r;
+  const bool inverse = c.attr_i("inverse", 0) != 0, onesided = c.attr_i("onesided", 0) != 0;
+  Tensor xr = movedim(select(x, -1, 0), axis, -1);
+  Tensor xi;
+  if (x.size(-1) == 2) xi = movedim(select(x, -1, 1), axis, -1);
+  int64_t n = xr.size(-1);
+  if (c.has(1)) {
+    std::vector<int64_t> len = c.ints(1);
+    if (len.size() != 1 || len[0] <= 0) c.invalid("dft_length must be one positive integer");
+    if (len[0] > (int64_t{1} << 24)) c.invalid("dft_length " + std::to_string(len[0]) + " exceeds 2^24");
+    auto fit = [&](const Tensor& t) {
+      if (len[0] <= n) return narrow(t, -1, 0, len[0]);
+      std::vector<int64_t> pads{0, len[0] - n};
+      return pad(t, pads, "constant", 0.0);
+    };
+    xr = fit(xr);
+    if (xi.defined()) xi = fit(xi);
+    n = len[0];
+  }
+  const int64_t bins = onesided ? n / 2 + 1 : n;
+  if (n > kMaxDftLength)
+    c.unsupported("a DFT of length " + std::to_string(n) +
+                  " (more than 8192: tandem multiplies by an n x n matrix, it has no FFT)");
+  Tensor y = dft_last(xr, xi.defined() ? &xi : nullptr, n, bins, inverse);  // [..., bins, 2]
+  return {movedim(y, -2, axis)};
+}
+
+Outs stft(Ctx& c) {
+  const Tensor& x = c.in(0);
+  if (x.dim() != 3 || (x.size(2) != 1 && x.size(2) != 2))
+    c.invalid("needs a signal [batch, length, 1 or 2]");
+  if (!is_floating_point(x.dtype())) c.invalid("needs a floating-point signal");
+  std::vector<int64_t> st = c.ints(1);
+  if (st.size() != 1 || st[0] <= 0) c.invalid("frame_step must be one positive integer");
+  const int64_t step = st[0];
+  Tensor window;
+  int64_t len = -1;
+  if (c.has(2)) {
+    window = c.in(2);
+    if (window.dim() != 1) c.invalid("window must be 1-D");
+    len = window.size(0);
+  }
+  if (c.has(3)) {
+    std::vector<int64_t> fl = c.ints(3);
+    if (fl.size() != 1 || fl[0] <= 0) c.invalid("frame_length must be one positive integer");
+    if (len >= 0 && fl[0] != len) c.invalid("frame_length differs from the window's length");
+    len = fl[0];
+  }
+  if (len < 0) c.invalid("needs a window or a frame_length");
+  const int64_t total = x.size(1);
+  if (len > total) c.invalid("the frame is longer than the signal");
+  if (len > kMaxDftLength)
+    c.unsupported("frames of " + std::to_string(len) +
+                  " samples (more than 8192: tandem multiplies by an n x n matrix, it has no FFT)");
+  const int64_t frames = (total - len) / step + 1;
+  const bool onesided = c.attr_i("onesided", 1) != 0;
+  // frames [batch, frames, len] gathered with index frame * step + j.
+  Tensor idx = add(unsqueeze(mul(arange(frames), step), 1), unsqueeze(arange(len), 0));  // [frames, len]
+  auto framed = [&](const Tensor& part) {  // part [batch, length]
+    Tensor f = reshape(index_select(part, 1, reshape(idx, {frames * len})), {x.size(0), frames, len});
+    return window.defined() ? mul(f, as_dtype(window, f.dtype())) : f;
+  };
+  Tensor xr = framed(select(x, 2, 0));
+  Tensor xi;
+  if (x.size(2) == 2) xi = framed(select(x, 2, 1));
+  return {dft_last(xr, xi.defined() ? &xi : nullptr, len, onesided ? len / 2 + 1 : len, false)};
+}
+
+// MelWeightMatrix: [dft_length / 2 + 1, num_mel_bins] triangular filters between mel-spaced
+// points (ONNX's reference: the num_mel_bins + 2 points are mel-spaced from the lower to the
+// upper edge in steps of (mel(upper) - mel(lower)) / (num_mel_bins + 2), converted back to
+// Hz and to bins as floor((dft_length + 1) * hz / sample_rate)). Computed on the host.
+Outs mel_weight_matrix(Ctx& c) {
+  auto one_int = [&](size_t i, const char* what) {
+    std::vector<int64_t> v = c.ints(i);
+    if (v.size() != 1) c.invalid(std::string(what) + " must be a scalar");
+    return v[0];
+  };
+  auto one_double = [&](size_t i, const char* what) {
+    std::vector<double> v = c.doubles(i);
+    if (v.size() != 1) c.invalid(std::string(what) + " must be a scalar");
+    return v[0];
+  };
+  const int64_t mels = one_int(0, "num_mel_bins"), dft_len = one_int(1, "dft_length"), rate = one_int(2, "sample_rate");
+  const double lo = one_double(3, "lower_edge_hertz"), hi = one_double(4, "upper_edge_hertz");
+  if (mels <= 0 || dft_len <= 0 || rate <= 0 || mels > (1 << 16) || dft_len > (1 << 24))
+    c.invalid("num_mel_bins, dft_length and sample_rate must be positive (at most 2^16 mel bins, 2^24 DFT points)");
+  const int64_t bins = dft_len / 2 + 1;
+  if (bins * mels > (int64_t{1} << 26))
+    c.invalid("a " + std::to_string(bins) + " x " + std::to_string(mels) + " matrix exceeds 2^26 elements");
+  auto mel = [](double hz) { return 2595.0 * std::log10(1.0 + hz / 700.0); };
+  const double lo_mel = mel(lo), step = (mel(hi) - lo_mel) / static_cast<double>(mels + 2);
+  std::vector<int64_t> pt(static_cast<size_t>(mels + 2));
+  for (int64_t i = 0; i < mels + 2; ++i) {
+    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + lo_mel) / 2595.0) - 1.0);
+    pt[i] = static_cast<int64_t>(std::floor(static_cast<double>(dft_len + 1) * hz / static_cast<double>(rate)));
+  }
+  std::vector<double> w(static_cast<size_t>(bins * mels), 0.0);
+  auto set = [&](int64_t j, int64_t i, double v) {
+    if (j < 0 || j >= bins) c.invalid("a filter edge falls outside the " + std::to_string(bins) + " DFT bins");
+    w[j * mels + i] = v;
+  };
+  for (int64_t i = 0; i < mels; ++i) {
+    const int64_t l = pt[i], m = pt[i + 1], h = pt[i + 2];
+    if (m == l) set(m, i, 1.0);
+    else
+      for (int64_t j = l; j <= m; ++j) set(j, i, static_cast<double>(j - l) / static_cast<double>(m - l));
+    for (int64_t j = m; j < h; ++j) set(j, i, static_cast<double>(h - j) / static_cast<double>(h - m));
+  }
+  const DType dt = dtype_from_onnx(c.attr_i("output_datatype", 1), c.where() + "output_datatype: ");
+  return {from_vector(w, {bins, mels}).to(dt)};
+}
+
+// ---------------------------------------------------------------- training (ai.onnx.preview.training)
+// Inputs R (learning rate, scalar), T (update count, int64 scalar), then n tensors of each
+// group (X, G, and the optimizer state); outputs the updated X, then the updated state,
+// group by group. The formulas and attribute defaults are ONNX's (Operators.md, Adagrad /
+// Adam / Momentum v1: epsilon defaults to 1e-6; Momentum's attributes are required).
+
+// The number n of optimized tensors of a node with `groups` input groups after R and T.
+int64_t optimizer_count(const Ctx& c, int64_t groups) {
+  const int64_t rest = static_cast<int64_t>(c.num_inputs()) - 2;
+  if (rest <= 0 || rest % groups != 0)
+    c.invalid("takes R, T and " + std::to_string(groups) + " groups of tensors of equal count, got " +
+              std::to_string(c.num_inputs()) + " inputs");
+  return rest / groups;
+}
+
+// T (the update count, an integer scalar) as a float64 tensor: the converters compute
+// with it in tensor ops, so a capture records them (no host read).
+Tensor update_count(const Ctx& c) {
+  const Tensor& t = c.in(1);
+  if (t.numel() != 1 || is_floating_point(t.dtype()) || t.dtype() == DType::Bool)
+    c.invalid("T must be an integer scalar");
+  return reshape(t, {}).to(DType::Float64);
+}
+
+Outs adagrad(Ctx& c) {
+  const int64_t n = optimizer_count(c, 3);
+  const double decay = c.attr_f("decay_factor", 0.0), eps = c.attr_f("epsilon", 1e-6),
+               norm = c.attr_f("norm_coefficient", 0.0);
+  // r = R / (1 + T * decay_factor)
+  const Tensor& rate = c.in(0);
+  const Tensor r = div(rate, add(mul(update_count(c), decay), 1.0).to(rate.dtype()));
+  Outs xs, hs;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& x = c.in(2 + i);
+    Tensor g = add(mul(x, norm), c.in(2 + n + i));
+    Tensor h = add(c.in(2 + 2 * n + i), mul(g, g));
+    xs.push_back(sub(x, div(mul(r, g), add(sqrt(h), eps))));
+    hs.push_back(h);
+  }
+  xs.insert(xs.end(), hs.begin(), hs.end());
+  return xs;
+}
+
+Outs momentum(Ctx& c) {
+  const int64_t n = optimizer_count(c, 3);
+  for (const char* a : {"alpha", "beta", "mode", "norm_coefficient"})
+    if (!c.has_attr(a)) c.invalid(std::string("attribute ") + a + " is required");
+  const double alpha = c.attr_f("alpha", 0.0), beta = c.attr_f("beta", 0.0), norm = c.attr_f("norm_coefficient", 0.0);
+  const std::string mode = c.attr_s("mode", "standard");
+  if (mode != "standard" && mode != "nesterov") c.invalid("mode '" + mode + "' is not standard or nesterov");
+  const Tensor& r = c.in(0);
+  // beta_adjusted = T > 0 ? beta : 1
+  const Tensor beta_adj = where(gt(update_count(c), 0), beta, 1.0).to(r.dtype());
+  Outs xs, vs;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& x = c.in(2 + i);
+    Tensor g = add(mul(x, norm), c.in(2 + n + i));
+    Tensor v = add(mul(c.in(2 + 2 * n + i), alpha), mul(g, beta_adj));
+    xs.push_back(mode == "standard" ? sub(x, mul(r, v)) : sub(x, mul(r, add(g, mul(v, alpha)))));
+    vs.push_back(v);
+  }
+  xs.insert(xs.end(), vs.begin(), vs.end());
+  return xs;
+}
+
+Outs adam(Ctx& c) {
+  const int64_t n = optimizer_count(c, 4);
+  const double alpha = c.attr_f("alpha", 0.9), beta = c.attr_f("beta", 0.999), eps = c.attr_f("epsilon", 1e-6),
+               norm = c.attr_f("norm_coefficient", 0.0), post = c.attr_f("norm_coefficient_post", 0.0);
+  // R_adjusted = T > 0 ? R * sqrt(1 - beta^T) / (1 - alpha^T) : R, in float64 (beta^T as
+  // exp(T log beta); the branch T > 0 is taken by where, so T = 0's 0/0 is never used).
+  const Tensor t = update_count(c);
+  const Tensor& rate = c.in(0);
+  Tensor bt = exp(mul(t, std::log(beta))), at = exp(mul(t, std::log(alpha)));
+  Tensor factor = where(gt(t, 0), div(sqrt(neg(sub(bt, 1.0))), neg(sub(at, 1.0))), 1.0);
+  const Tensor r = mul(rate, factor.to(rate.dtype()));
+  Outs xs, vs, hs;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& x = c.in(2 + i);
+    Tensor g = add(mul(x, norm), c.in(2 + n + i));
+    Tensor v = add(mul(c.in(2 + 2 * n + i), alpha), mul(g, 1.0 - alpha));
+    Tensor h = add(mul(c.in(2 + 3 * n + i), beta), mul(mul(g, g), 1.0 - beta));
+    Tensor xn = sub(x, mul(r, div(v, add(sqrt(h), eps))));
+    xs.push_back(mul(xn, 1.0 - post));
+    vs.push_back(v);
+    hs.push_back(h);
+  }
+  xs.insert(xs.end(), vs.begin(), vs.end());
+  xs.insert(xs.end(), hs.begin(), hs.end());
+  return xs;
+}
+
 const std::map<std::string, Converter>& table() {
   static const std::map<std::string, Converter> tbl = {
+      // ---------------------------------------------------------------- training domain
+      {kTrainingDomain + ":Adagrad", adagrad},
+      {kTrainingDomain + ":Adam", adam},
+      {kTrainingDomain + ":Momentum", momentum},
+      {"Det", [](Ctx& c) -> Outs { return {det(c, c.in(0))}; }},
+      {"DFT", dft},
+      {"RoiAlign", roi_align},
+      {"STFT", stft},
+      {"MelWeightMatrix", mel_weight_matrix},
       // ---------------------------------------------------------------- elementwise unary
       {"Abs", unary([](const Tensor& x) { return abs(x); })},
       {"Neg", unary([](const Tensor& x) { return neg(x); })},
@@ -963,7 +1414,6 @@ const std::map<std::string, Converter>& table() {
       {"Sign", unary([](const Tensor& x) { return sign(x); })},
       {"Not", unary([](const Tensor& x) { return logical_not(x); })},
       {"IsNaN", unary([](const Tensor& x) { return isnan(x); })},
-      {"Identity", unary([](const Tensor& x) { return x; })},
       {"Softplus", unary([](const Tensor& x) { return softplus(x); })},
       {"Softsign", unary([](const Tensor& x) { return div(x, add(abs(x), 1)); })},
       {"HardSwish", unary([](const Tensor& x) { return hardswish(x); })},
@@ -1534,6 +1984,24 @@ const std::map<std::string, Converter>& table() {
          std::string red = c.attr_s("reduction", "none");
          if (red == "none") return {index_put(x, ix, c.in(2), false)};
          if (red == "add") return {index_put(x, ix, c.in(2), true)};
+         if (red == "mul") {
+           // One index tuple at a time, so that repeated indices multiply in turn.
+           Tensor out = x;
+           Tensor upd = c.in(2);
+           const int64_t n = idx.numel() / std::max<int64_t>(k, 1);
+           if (n > (int64_t{1} << 20))
+             c.unsupported("reduction 'mul' with more than 2^20 index tuples (applied one by one)");
+           Tensor idx2 = reshape(idx, {n, k});
+           std::vector<int64_t> ushape{n};
+           ushape.insert(ushape.end(), upd.sizes().begin() + (idx.dim() - 1), upd.sizes().end());
+           upd = reshape(upd, ushape);
+           for (int64_t j = 0; j < n; ++j) {
+             std::vector<Tensor> one;
+             for (int64_t d = 0; d < k; ++d) one.push_back(narrow(select(idx2, 1, d), 0, j, 1));
+             out = index_put(out, one, mul(index(out, one), narrow(upd, 0, j, 1)), false);
+           }
+           return {out};
+         }
          c.unsupported("reduction '" + red + "'");
        }},
       {"GatherND",
@@ -1670,15 +2138,18 @@ const std::map<std::string, Converter>& table() {
 
 }  // namespace
 
-const Converter* find_converter(const std::string& op_type) {
+const Converter* find_converter(const std::string& op_type, const std::string& domain) {
+  if (!domain.empty() && domain != kTrainingDomain) return nullptr;
   const auto& t = table();
-  auto it = t.find(op_type);
+  auto it = t.find(domain.empty() ? op_type : domain + ":" + op_type);
   return it == t.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> converter_names() {
   std::vector<std::string> names;
   for (const auto& [k, v] : table()) names.push_back(k);
+  for (const auto& k : value_converter_names()) names.push_back(k);
+  std::sort(names.begin(), names.end());
   return names;
 }
 

@@ -3,12 +3,14 @@
 #include <onnx/onnx_pb.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <deque>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tandem/autograd/engine.h"
 #include "tandem/core/capture_state.h"
 #include "tandem/io/file_util.h"
 #include "tandem/onnx/graph.h"
@@ -193,7 +195,18 @@ Tensor tensor_from_proto(const ::onnx::TensorProto& p, const std::string& where,
   return t;
 }
 
-Attr attr_from_proto(const ::onnx::AttributeProto& a, const std::string& where, const std::string& base_dir) {
+// Everything the parse of one graph (the model's, or a subgraph) needs from around it.
+struct ParseEnv {
+  std::string source;  // the file, for messages
+  std::string base_dir;
+  const std::map<std::string, int64_t>* opsets;
+};
+
+std::shared_ptr<Graph> parse_graph(const ::onnx::GraphProto& gp, const ParseEnv& pe,
+                                   const std::unordered_set<std::string>* outer, const std::string& label);
+
+Attr attr_from_proto(const ::onnx::AttributeProto& a, const std::string& where, const ParseEnv& pe,
+                     const std::unordered_set<std::string>& visible) {
   Attr r;
   r.kind = ::onnx::AttributeProto_AttributeType_IsValid(a.type()) ? ::onnx::AttributeProto_AttributeType_Name(a.type())
                                                                   : "UNDEFINED";
@@ -214,22 +227,20 @@ Attr attr_from_proto(const ::onnx::AttributeProto& a, const std::string& where, 
   r.ints.assign(a.ints().begin(), a.ints().end());
   r.floats.assign(a.floats().begin(), a.floats().end());
   r.strings.assign(a.strings().begin(), a.strings().end());
-  if (a.has_t()) r.t = tensor_from_proto(a.t(), where + "attribute '" + a.name() + "': ", base_dir);
+  if (a.has_t()) r.t = tensor_from_proto(a.t(), where + "attribute '" + a.name() + "': ", pe.base_dir);
+  if (a.has_g()) r.g = parse_graph(a.g(), pe, &visible, where + "attribute '" + a.name() + "' (subgraph): ");
   return r;
 }
 
-std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::string& source,
-                                        const std::string& base_dir) {
+// Parses one graph. `outer`: the names the enclosing graphs define (nullptr for the main
+// graph); `label` prefixes messages about this graph ("[onnx] FILE: " for the main graph,
+// "... node N (If): attribute 'then_branch' (subgraph): " inside).
+std::shared_ptr<Graph> parse_graph(const ::onnx::GraphProto& gp, const ParseEnv& pe,
+                                   const std::unordered_set<std::string>* outer, const std::string& label) {
   auto g = std::make_shared<Graph>();
-  g->source = source;
-  const std::string pre = prefix(source);
-  if (!m.has_graph()) throw ValueError(pre + "the model has no graph");
-  std::map<std::string, int64_t> opsets;
-  for (const auto& o : m.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
-  // IR version 3+ requires opset_import; older files imply opset 1.
-  if (!opsets.count("")) opsets[""] = m.opset_import_size() ? 0 : 1;
-  g->opset = opsets[""];
-  const auto& gp = m.graph();
+  g->source = pe.source;
+  g->opset = pe.opsets->at("");
+  const std::string& pre = label;
 
   std::unordered_set<std::string> defined;
   auto define = [&](const std::string& name, const std::string& what) {
@@ -242,14 +253,18 @@ std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::
     const std::string name = tp.name();
     if (name.empty()) throw ValueError(pre + "initializer #" + std::to_string(i) + " has no name");
     if (!init_names.insert(name).second) throw ValueError(pre + "initializer '" + name + "' is given twice");
-    g->initializers.emplace_back(name, tensor_from_proto(tp, pre + "initializer '" + name + "': ", base_dir));
+    g->initializers.emplace_back(name, tensor_from_proto(tp, pre + "initializer '" + name + "': ", pe.base_dir));
   }
   if (gp.sparse_initializer_size())
     throw NotImplementedError(pre + "sparse initializers are not supported");
+  // Tensors, sequences and optionals are values tandem handles; maps and sparse tensors not.
   auto check_type = [&](const ::onnx::ValueInfoProto& v, const char* what) {
-    if (v.has_type() && !v.type().has_tensor_type() && v.type().value_case() != ::onnx::TypeProto::VALUE_NOT_SET)
-      throw NotImplementedError(pre + what + " '" + v.name() +
-                                "' is not a tensor (sequence, map, optional and sparse values are not supported)");
+    if (!v.has_type()) return;
+    const auto c = v.type().value_case();
+    if (c == ::onnx::TypeProto::kMapType || c == ::onnx::TypeProto::kSparseTensorType)
+      throw NotImplementedError(pre + what + " '" + v.name() + "' is a " +
+                                (c == ::onnx::TypeProto::kMapType ? "map" : "sparse tensor") +
+                                " (map and sparse values are not supported)");
   };
   for (const auto& o : gp.output()) check_type(o, "graph output");
   for (const auto& in : gp.input()) {
@@ -263,8 +278,17 @@ std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::
   }
   for (const auto& [name, t] : g->initializers) define(name, "initializer '" + name + "'");
 
+  // The names subgraphs may read: the enclosing graphs' and every value this graph defines.
+  std::unordered_set<std::string> visible = outer ? *outer : std::unordered_set<std::string>{};
+  visible.insert(defined.begin(), defined.end());
+  for (const auto& np : gp.node())
+    for (const auto& o : np.output())
+      if (!o.empty()) visible.insert(o);
+
   // Nodes: parse, then order topologically (Kahn), which finds undefined inputs and cycles.
+  // A node's subgraphs' free variables count as its inputs.
   std::vector<Node> nodes;
+  std::vector<std::vector<std::string>> implicit;  // per node: outer values its subgraphs read
   nodes.reserve(gp.node_size());
   for (int i = 0; i < gp.node_size(); ++i) {
     const auto& np = gp.node(i);
@@ -274,18 +298,21 @@ std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::
     n.name = np.name().empty() ? "#" + std::to_string(i) : np.name();
     const std::string where = pre + "node " + n.name + " (" + n.op_type + "): ";
     if (n.op_type.empty()) throw ValueError(where + "no op_type");
-    auto it = opsets.find(n.domain);
-    if (it == opsets.end())
+    auto it = pe.opsets->find(n.domain);
+    if (it == pe.opsets->end())
       throw ValueError(where + "domain '" + n.domain + "' is not in the model's opset_import");
     n.opset = it->second;
     n.inputs.assign(np.input().begin(), np.input().end());
     n.outputs.assign(np.output().begin(), np.output().end());
+    std::vector<std::string> reads;
     for (const auto& a : np.attribute()) {
       if (a.name().empty()) throw ValueError(where + "an attribute has no name");
-      if (!n.attrs.emplace(a.name(), attr_from_proto(a, where, base_dir)).second)
-        throw ValueError(where + "attribute '" + a.name() + "' is given twice");
+      auto [slot, fresh] = n.attrs.emplace(a.name(), attr_from_proto(a, where, pe, visible));
+      if (!fresh) throw ValueError(where + "attribute '" + a.name() + "' is given twice");
+      if (slot->second.g) reads.insert(reads.end(), slot->second.g->free_vars.begin(), slot->second.g->free_vars.end());
     }
     nodes.push_back(std::move(n));
+    implicit.push_back(std::move(reads));
   }
   std::unordered_map<std::string, size_t> producer;
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -295,18 +322,31 @@ std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::
         throw ValueError(pre + "node " + nodes[i].name + " (" + nodes[i].op_type + ") defines value '" + o +
                          "', already defined");
     }
+  std::set<std::string> free;
+  // A name neither this graph nor an enclosing one defines is an error; one only an
+  // enclosing graph defines is a free variable of this graph.
+  auto resolve = [&](const std::string& in, size_t i, std::vector<int>& pending,
+                     std::vector<std::vector<size_t>>& users) {
+    if (in.empty() || defined.count(in)) return;
+    auto it = producer.find(in);
+    if (it == producer.end()) {
+      if (outer && outer->count(in)) {
+        free.insert(in);
+        return;
+      }
+      throw ValueError(pre + "node " + nodes[i].name + " (" + nodes[i].op_type + ") reads value '" + in +
+                       "', which no graph input, initializer or node defines");
+    }
+    if (it->second == i) return;  // a subgraph reading its own node's output: caught at run time
+    ++pending[i];
+    users[it->second].push_back(i);
+  };
   std::vector<int> pending(nodes.size(), 0);
   std::vector<std::vector<size_t>> users(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const auto& in : nodes[i].inputs) {
-      if (in.empty() || defined.count(in)) continue;
-      auto it = producer.find(in);
-      if (it == producer.end())
-        throw ValueError(pre + "node " + nodes[i].name + " (" + nodes[i].op_type + ") reads value '" + in +
-                         "', which no graph input, initializer or node defines");
-      ++pending[i];
-      users[it->second].push_back(i);
-    }
+    for (const auto& in : nodes[i].inputs) resolve(in, i, pending, users);
+    std::set<std::string> uniq(implicit[i].begin(), implicit[i].end());
+    for (const auto& in : uniq) resolve(in, i, pending, users);
   }
   std::deque<size_t> ready;
   for (size_t i = 0; i < nodes.size(); ++i)
@@ -326,11 +366,27 @@ std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::
   }
   for (size_t i : order) g->nodes.push_back(std::move(nodes[i]));
   for (const auto& o : gp.output()) {
-    if (!defined.count(o.name()) && !producer.count(o.name()))
-      throw ValueError(pre + "graph output '" + o.name() + "' is not defined by any node, input or initializer");
+    if (!defined.count(o.name()) && !producer.count(o.name())) {
+      if (outer && outer->count(o.name())) free.insert(o.name());
+      else
+        throw ValueError(pre + "graph output '" + o.name() + "' is not defined by any node, input or initializer");
+    }
     g->outputs.push_back(o.name());
   }
+  g->free_vars.assign(free.begin(), free.end());
   return g;
+}
+
+std::shared_ptr<Graph> graph_from_model(const ::onnx::ModelProto& m, const std::string& source,
+                                        const std::string& base_dir) {
+  const std::string pre = prefix(source);
+  if (!m.has_graph()) throw ValueError(pre + "the model has no graph");
+  std::map<std::string, int64_t> opsets;
+  for (const auto& o : m.opset_import()) opsets[o.domain() == "ai.onnx" ? "" : o.domain()] = o.version();
+  // IR version 3+ requires opset_import; older files imply opset 1.
+  if (!opsets.count("")) opsets[""] = m.opset_import_size() ? 0 : 1;
+  ParseEnv pe{source, base_dir, &opsets};
+  return parse_graph(m.graph(), pe, nullptr, pre);
 }
 
 std::shared_ptr<OnnxModel> parse_model(const std::string& bytes, const std::string& label, const std::string& base_dir) {
@@ -402,13 +458,7 @@ std::vector<std::string> supported_ops() { return converter_names(); }
 
 OnnxModel::OnnxModel(std::shared_ptr<const Graph> graph) : nn::Module("OnnxModel"), graph_(std::move(graph)) {
   // Every op must have a converter: refuse the model at load, naming the op and opset.
-  for (const Node& n : graph_->nodes) {
-    const std::string where = prefix(graph_->source) + "node " + n.name + " (" + n.op_type + ", opset " +
-                              std::to_string(n.opset) + "): ";
-    if (!n.domain.empty())
-      throw NotImplementedError(where + "domain '" + n.domain + "' is not supported (only the default ONNX domain)");
-    if (!find_converter(n.op_type)) throw NotImplementedError(where + "has no converter in tandem");
-  }
+  check_converters(*graph_);
   std::set<std::string> used;
   for (const auto& [name, t] : graph_->initializers) {
     std::string key = sanitize(name);
@@ -440,7 +490,40 @@ Tensor OnnxModel::forward(const Tensor& input) {
 }
 
 std::vector<Tensor> OnnxModel::forward_list(const std::vector<Tensor>& inputs) {
+  std::vector<Value> vs;
+  vs.reserve(inputs.size());
+  for (const Tensor& t : inputs) vs.push_back(Value::tensor(t));
+  std::vector<Value> outs = forward_values(vs);
+  std::vector<Tensor> result;
+  result.reserve(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].kind != Value::Kind::Tensor)
+      throw NotImplementedError(prefix(graph_->source) + "graph output '" + graph_->outputs[i] + "' is a " +
+                                outs[i].kind_name() + ", not a tensor (call forward_values)");
+    result.push_back(std::move(outs[i].t));
+  }
+  return result;
+}
+
+namespace {
+// Subgraph runs (If branches, Loop / Scan / SequenceMap bodies) allowed in one call of
+// forward_values, nested ones included (see set_max_subgraph_runs).
+std::atomic<int64_t> g_max_subgraph_runs{int64_t{1} << 20};
+thread_local int64_t t_subgraph_runs = 0;
+}  // namespace
+
+int64_t set_max_subgraph_runs(int64_t n) {
+  if (n < 1) throw ValueError("[onnx] set_max_subgraph_runs: the bound must be positive, got " + std::to_string(n));
+  return g_max_subgraph_runs.exchange(n);
+}
+
+std::vector<Value> OnnxModel::forward_values(const std::vector<Value>& inputs) {
   const Graph& g = *graph_;
+  struct RunCount {  // per call; restored for a model called from inside another's call
+    int64_t saved = t_subgraph_runs;
+    RunCount() { t_subgraph_runs = 0; }
+    ~RunCount() { t_subgraph_runs = saved; }
+  } run_count;
   const std::string pre = prefix(g.source);
   std::unordered_map<std::string, Value> env;
   env.reserve(g.nodes.size() * 2 + g.initializers.size() + inputs.size());
@@ -453,9 +536,110 @@ std::vector<Tensor> OnnxModel::forward_list(const std::vector<Tensor>& inputs) {
                        std::to_string(g.user_inputs.size()) + " (the graph inputs that are not initializers)");
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) throw ValueError(pre + "input " + std::to_string(i) + " ('" + (*names)[i] + "') is undefined");
-    env[(*names)[i]] = Value{inputs[i], false};
+    if (inputs[i].kind == Value::Kind::Tensor && !inputs[i].t.defined())
+      throw ValueError(pre + "input " + std::to_string(i) + " ('" + (*names)[i] + "') is undefined");
+    Value v = inputs[i];
+    v.known = false;
+    env[(*names)[i]] = std::move(v);
   }
+  return run_graph(g, env, nullptr);
+}
+
+void check_converters(const Graph& g) {
+  for (const Node& n : g.nodes) {
+    const std::string where = prefix(g.source) + "node " + n.name + " (" + n.op_type + ", opset " +
+                              std::to_string(n.opset) + "): ";
+    // Gradient (training domain) is run_graph's own: it re-runs part of the graph.
+    const bool gradient = n.domain == "ai.onnx.preview.training" && n.op_type == "Gradient";
+    const bool found = n.domain.empty() ? (find_converter(n.op_type) || find_value_converter(n.op_type))
+                                        : (find_converter(n.op_type, n.domain) != nullptr || gradient);
+    if (!found) {
+      if (!n.domain.empty() && n.domain != "ai.onnx.preview.training")
+        throw NotImplementedError(where + "domain '" + n.domain +
+                                  "' is not supported (only the default ONNX domain and ai.onnx.preview.training)");
+      throw NotImplementedError(where + "has no converter in tandem");
+    }
+    for (const auto& [name, a] : n.attrs)
+      if (a.g) check_converters(*a.g);
+  }
+}
+
+namespace {
+
+const char* const kTrainingDomain = "ai.onnx.preview.training";
+
+bool is_gradient(const Node& n) { return n.domain == kTrainingDomain && n.op_type == "Gradient"; }
+
+// Gradient (ai.onnx.preview.training): d y / d x for each name x in attribute `xs` (the
+// node's first inputs carry their values), y named by attribute `y`, by tandem's autograd.
+// The nodes of `g` that y depends on (back to xs, graph inputs and initializers) run again
+// with gradient recording on, xs replaced by fresh leaves that require grad; the other
+// values they read come from `scope`. A scalar-weighted sum is differentiated
+// (grad_output ones). An x that y does not depend on gets zeros.
+std::vector<Value> gradient_node(const Graph& g, const Node& n, const Scope& scope, Ctx& ctx) {
+  const Attr* xs_a = ctx.attr("xs");
+  const Attr* y_a = ctx.attr("y");
+  if (!xs_a || xs_a->strings.empty() || !y_a || y_a->s.empty())
+    ctx.invalid("needs attributes xs (value names) and y (a value name)");
+  const std::vector<std::string>& xs = xs_a->strings;
+  const std::string& yname = y_a->s;
+  if (ctx.num_inputs() < xs.size()) ctx.invalid("takes the values of xs as its first inputs");
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& o : g.nodes[i].outputs)
+      if (!o.empty()) producer[o] = i;
+  const std::set<std::string> xset(xs.begin(), xs.end());
+  if (!xset.count(yname) && !producer.count(yname) && !scope.find(yname))
+    ctx.invalid("y names value '" + yname + "', which the graph does not define");
+  std::vector<bool> need(g.nodes.size(), false);
+  std::vector<std::string> todo{yname};
+  std::set<std::string> seen;
+  while (!todo.empty()) {
+    std::string name = todo.back();
+    todo.pop_back();
+    if (xset.count(name) || !seen.insert(name).second) continue;
+    auto it = producer.find(name);
+    if (it == producer.end()) continue;  // a graph input, initializer or outer value: a constant here
+    const Node& p = g.nodes[it->second];
+    if (&p == &n || is_gradient(p)) ctx.invalid("y depends on a Gradient node");
+    need[it->second] = true;
+    for (const auto& in : p.inputs)
+      if (!in.empty()) todo.push_back(in);
+  }
+  autograd::EnableGradGuard grad_on;
+  std::unordered_map<std::string, Value> env;
+  std::vector<Tensor> leaves;
+  for (size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& x = ctx.in(i);
+    if (!is_floating_point(x.dtype())) ctx.invalid("x '" + xs[i] + "' is not a floating-point tensor");
+    Tensor leaf = x.detach();
+    leaf.requires_grad_(true);
+    leaves.push_back(leaf);
+    env[xs[i]] = Value::tensor(leaf);
+  }
+  Graph slice;
+  slice.source = g.source;
+  slice.opset = g.opset;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (need[i]) slice.nodes.push_back(g.nodes[i]);
+  slice.outputs = {yname};
+  std::vector<Value> yv = run_graph(slice, env, &scope);
+  if (yv[0].kind != Value::Kind::Tensor) ctx.invalid("y '" + yname + "' is not a tensor");
+  const Tensor& y = yv[0].t;
+  std::vector<Tensor> grads(leaves.size());
+  if (y.requires_grad())
+    grads = autograd::grad({y}, leaves, {ones_like(y)}, std::nullopt, false, /*allow_unused=*/true);
+  std::vector<Value> outs;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    outs.push_back(Value::tensor(grads[i].defined() ? grads[i].detach() : zeros_like(leaves[i])));
+  return outs;
+}
+
+}  // namespace
+
+std::vector<Value> run_graph(const Graph& g, std::unordered_map<std::string, Value>& env, const Scope* outer) {
+  const std::string pre = prefix(g.source);
+  Scope scope{&env, outer};
   std::vector<const Value*> ins;
   for (const Node& n : g.nodes) {
     ins.clear();
@@ -465,34 +649,47 @@ std::vector<Tensor> OnnxModel::forward_list(const std::vector<Tensor>& inputs) {
         ins.push_back(nullptr);
         continue;
       }
-      const Value& v = env.at(name);  // checked at load: every input is defined earlier
-      ins.push_back(&v);
-      known = known && v.known;
+      const Value* v = scope.find(name);
+      if (!v)  // defined at load; missing only when a converter did not produce an optional output
+        throw NotImplementedError(pre + "node " + n.name + " (" + n.op_type + ") reads value '" + name +
+                                  "', an optional output tandem's converter does not compute");
+      ins.push_back(v);
+      known = known && v->known;
     }
-    Ctx ctx(n, ins, g.source);
-    if (!n.domain.empty()) ctx.unsupported("domain '" + n.domain + "' is not supported (only the default ONNX domain)");
-    const Converter* conv = find_converter(n.op_type);
-    if (!conv) ctx.unsupported("has no converter in tandem");
-    std::vector<Tensor> outs = (*conv)(ctx);
+    Ctx ctx(n, ins, g.source, &scope);
+    std::vector<Value> outs;
+    if (const ValueConverter* vc = n.domain.empty() ? find_value_converter(n.op_type) : nullptr) {
+      outs = (*vc)(ctx);
+    } else if (is_gradient(n)) {
+      outs = gradient_node(g, n, scope, ctx);
+    } else {
+      const Converter* conv = find_converter(n.op_type, n.domain);
+      if (!conv) ctx.unsupported("has no converter in tandem");
+      for (Tensor& t : (*conv)(ctx)) outs.push_back(Value::tensor(std::move(t)));
+    }
     // Shape-like ops read only sizes; random ops are never known.
     if (n.op_type == "Shape" || n.op_type == "Size") known = true;
     if (n.op_type.rfind("Random", 0) == 0 || n.op_type == "Bernoulli" || n.op_type == "Dropout") known = false;
+    // Subgraphs read outer values their node does not list as inputs.
+    for (const auto& [name, a] : n.attrs)
+      if (a.g) known = false;
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       if (n.outputs[k].empty()) continue;
-      if (k >= outs.size() || !outs[k].defined()) {
+      if (k >= outs.size() || (outs[k].kind == Value::Kind::Tensor && !outs[k].t.defined())) {
         // An optional output the converter does not produce: an error only if it is used.
         continue;
       }
-      env[n.outputs[k]] = Value{outs[k], known};
+      outs[k].known = known;
+      env[n.outputs[k]] = std::move(outs[k]);
     }
   }
-  std::vector<Tensor> result;
+  std::vector<Value> result;
   result.reserve(g.outputs.size());
   for (const auto& o : g.outputs) {
-    auto it = env.find(o);
-    if (it == env.end())
+    const Value* v = scope.find(o);
+    if (!v)
       throw NotImplementedError(pre + "graph output '" + o + "' is an optional output tandem's converter does not compute");
-    result.push_back(it->second.t);
+    result.push_back(*v);
   }
   return result;
 }
@@ -507,8 +704,44 @@ void Ctx::unsupported(const std::string& what) const { throw NotImplementedError
 void Ctx::invalid(const std::string& what) const { throw ValueError(where() + what); }
 
 const Tensor& Ctx::in(size_t i) const {
+  if (i < inputs_.size() && inputs_[i] && inputs_[i]->kind != Value::Kind::Tensor)
+    invalid("input " + std::to_string(i) + " is a " + inputs_[i]->kind_name() + ", expected a tensor");
   if (!has(i)) invalid("input " + std::to_string(i) + " is required but missing");
   return inputs_[i]->t;
+}
+
+const Value& Ctx::value(size_t i) const {
+  if (i >= inputs_.size() || !inputs_[i]) invalid("input " + std::to_string(i) + " is required but missing");
+  return *inputs_[i];
+}
+
+const std::vector<Tensor>& Ctx::seq(size_t i) const {
+  const Value& v = value(i);
+  if (v.kind != Value::Kind::Sequence)
+    invalid("input " + std::to_string(i) + " is a " + v.kind_name() + ", expected a sequence");
+  return v.seq;
+}
+
+const Graph& Ctx::graph_attr(const std::string& name) const {
+  const Attr* a = attr(name);
+  if (!a) invalid("the graph attribute '" + name + "' is required but missing");
+  if (!a->g) invalid("attribute '" + name + "' is a " + a->kind + ", expected a GRAPH");
+  return *a->g;
+}
+
+std::vector<Value> Ctx::run(const Graph& body, std::vector<Value> inputs) const {
+  const int64_t bound = g_max_subgraph_runs.load();
+  if (++t_subgraph_runs > bound)
+    invalid("the call ran " + std::to_string(bound) +
+            " subgraphs (If branches, Loop / Scan / SequenceMap bodies, nested ones included): tandem's bound "
+            "(set_max_subgraph_runs), e.g. a Loop whose condition never turns false");
+  if (inputs.size() != body.user_inputs.size())
+    invalid("its subgraph takes " + std::to_string(body.user_inputs.size()) + " inputs, the op passes " +
+            std::to_string(inputs.size()));
+  std::unordered_map<std::string, Value> env;
+  for (const auto& [name, t] : body.initializers) env[name] = Value{t, !t.is_floating_point()};
+  for (size_t i = 0; i < inputs.size(); ++i) env[body.user_inputs[i]] = std::move(inputs[i]);
+  return run_graph(body, env, scope_);
 }
 
 std::vector<int64_t> Ctx::ints(size_t i) const {

@@ -25,6 +25,41 @@ namespace tandem::onnx {
 
 struct Graph;
 
+/// An ONNX value as the importer passes it between nodes and across the graph boundary
+/// (forward_values): a tensor, a sequence of tensors (ONNX's sequence type, a
+/// SequenceProto in files), or an empty optional (an OptionalProto with no value; an
+/// optional that holds a value is that value). `known`: computed only from constants and
+/// input shapes (see graph.h), so it may be read on the host while compiled mode captures.
+struct Value {
+  enum class Kind { Tensor, Sequence, None };
+  Tensor t;  ///< Kind::Tensor
+  bool known = false;
+  Kind kind = Kind::Tensor;
+  std::vector<Tensor> seq;  ///< Kind::Sequence, in order
+
+  Value() = default;
+  Value(Tensor x, bool is_known) : t(std::move(x)), known(is_known) {}
+  static Value tensor(Tensor x, bool known = false) { return Value(std::move(x), known); }
+  static Value sequence(std::vector<Tensor> s, bool known = false) {
+    Value v;
+    v.kind = Kind::Sequence;
+    v.seq = std::move(s);
+    v.known = known;
+    return v;
+  }
+  /// The empty optional.
+  static Value none() {
+    Value v;
+    v.kind = Kind::None;
+    v.known = true;
+    return v;
+  }
+  /// "tensor", "sequence" or "empty optional", for messages.
+  const char* kind_name() const {
+    return kind == Kind::Tensor ? "tensor" : kind == Kind::Sequence ? "sequence" : "empty optional";
+  }
+};
+
 /// An imported ONNX model. forward_list(inputs) binds `inputs` by position to the graph
 /// inputs that are not initializers (or, when as many tensors as all graph inputs are
 /// given, to all graph inputs, overriding initializers: old PyTorch exports list their
@@ -35,7 +70,13 @@ struct Graph;
 class OnnxModel : public nn::Module {
  public:
   explicit OnnxModel(std::shared_ptr<const Graph> graph);
+  /// Tensor inputs and outputs only: a graph input or output that is a sequence or an
+  /// optional raises NotImplementedError (call forward_values).
   std::vector<Tensor> forward_list(const std::vector<Tensor>& inputs) override;
+  /// Any values (tensors, sequences, empty optionals) in and out, bound as forward_list
+  /// binds tensors. Models with sequence or optional graph inputs/outputs run eagerly
+  /// this way; tandem::compile (tensors only) cannot call them.
+  std::vector<Value> forward_values(const std::vector<Value>& inputs);
   /// One input, one output.
   Tensor forward(const Tensor& input) override;
 
@@ -79,6 +120,12 @@ void save_tensor(const std::string& path, const Tensor& t, const std::string& na
 /// batch norm in eval mode) or a forward that does not capture as one graph;
 /// RuntimeError when the file cannot be written. The module's training flag is restored.
 void export_model(const nn::ModulePtr& module, const std::vector<Tensor>& example_inputs, const std::string& path);
+/// Sets the most subgraph runs (If branches, Loop / Scan / SequenceMap bodies, nested ones
+/// included) one forward call may make before it raises a ValueError naming the node: the
+/// bound that keeps a Loop without trip count or ending condition (ONNX allows both) from
+/// running forever. Default 2^20 (1,048,576). Returns the previous bound; ValueError for
+/// n < 1. Process-wide.
+int64_t set_max_subgraph_runs(int64_t n);
 /// The ONNX op types (default domain) the importer converts, sorted.
 std::vector<std::string> supported_ops();
 
