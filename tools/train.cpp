@@ -1123,7 +1123,15 @@ int train_main_distributed(const TrainConfig& config) {
       rc = r.interrupted ? 130 : 0;
     }
   } catch (const std::exception& e) {
-    std::cerr << "[rank " << rank << "] " << error_text(e) << "\n" << std::flush;
+    // One write(2) for the whole line: under mpirun the ranks share the terminal, and a
+    // line written in pieces (std::cerr is unbuffered) was cut by another rank's output.
+    const std::string line = "[rank " + std::to_string(rank) + "] " + error_text(e) + "\n";
+    std::cout.flush();
+    for (size_t done = 0; done < line.size();) {
+      const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+      if (n <= 0 && errno != EINTR) break;
+      if (n > 0) done += static_cast<size_t>(n);
+    }
     distributed::abort(1);
   }
   distributed::finalize();
