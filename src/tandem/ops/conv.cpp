@@ -517,7 +517,7 @@ TANDEM_REGISTER_OP(convolution_backward) {
     const auto& mask = a.ints(4);
     if (mask.size() != 3 || !mask[1]) return 0;
     const Conv2dGeometry g = backward_geometry("convolution_backward", in[0], in[1], in[2], a);
-    return kernels::conv2d_backward_batch_chunk(g, in[1].dtype);
+    return kernels::conv2d_backward_batch_chunk(g, in[1].dtype, mask[0] != 0);
   };
   d.backward = convolution_backward_rule;
   d.save_inputs = 0b111;

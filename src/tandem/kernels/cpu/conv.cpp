@@ -388,8 +388,8 @@ void conv2d_backward(const Conv2dGeometry& g, const Tensor& grad_input, const Te
   conv2d_backward_dispatch(g, grad_input, grad_weight, grad_bias, grad_output, input, weight);
 }
 
-int64_t conv2d_backward_batch_chunk(const Conv2dGeometry& g, DType dt) {
-  return dt == DType::Float32 && g.C > 0 && g.OC > 0 ? onednn::backward_chunk_images_f32(g) : 0;
+int64_t conv2d_backward_batch_chunk(const Conv2dGeometry& g, DType dt, bool with_input_grad) {
+  return dt == DType::Float32 && g.C > 0 && g.OC > 0 ? onednn::backward_chunk_images_f32(g, with_input_grad) : 0;
 }
 
 void conv2d_block_forward(const Conv2dGeometry& g, const Tensor& out, const Tensor& input, const Tensor& weight,

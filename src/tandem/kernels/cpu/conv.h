@@ -52,9 +52,11 @@ void conv2d_backward(const Conv2dGeometry& g, const Tensor& grad_input, const Te
 /// gradient with it) of a batch of dtype `dt` over images: each chunk is one oneDNN call,
 /// and the chunks' partial sums are added to the first chunk's in chunk order, one float
 /// add per element. 0 when the call runs the whole batch at once (not float32, or the batch
-/// fits in one chunk). So per-chunk calls on slices of the batch plus those adds give the
-/// whole call's bytes (the memory-budget planner splits such a node this way).
-int64_t conv2d_backward_batch_chunk(const Conv2dGeometry& g, DType dt);
+/// fits in one chunk, or oneDNN declines the chunk's geometry: the portable fallback sums
+/// the whole batch at once). `with_input_grad`: the call computes grad_input too. So
+/// per-chunk calls on slices of the batch plus those adds give the whole call's bytes (the
+/// memory-budget planner splits such a node this way).
+int64_t conv2d_backward_batch_chunk(const Conv2dGeometry& g, DType dt, bool with_input_grad);
 
 /// Pooling window geometry over input [N, C, H, W] (N*C planes) into [N, C, OH, OW].
 /// Window (oh, ow) starts at (oh*stride_h - pad_h, ow*stride_w - pad_w).

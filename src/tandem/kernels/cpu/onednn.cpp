@@ -707,11 +707,15 @@ std::shared_ptr<const Entry> backward_weights_entry(dt t, const Conv2dGeometry& 
 // first writes its partial sums to scratch, added in chunk order. So the result depends
 // only on the geometry, and eager and compiled runs agree bitwise. bfloat16 runs whole
 // (partial sums would be rounded to bfloat16 once per chunk).
-int64_t per_image_bytes(const Conv2dGeometry& g) { return g.OC * g.OH * g.OW * static_cast<int64_t>(sizeof(float)); }
+// Images per float32 chunk: about kBackwardChunkBytes of output gradient, at least one.
+int64_t chunk_images(const Conv2dGeometry& g) {
+  const int64_t per_image = g.OC * g.OH * g.OW * static_cast<int64_t>(sizeof(float));
+  return std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image));
+}
 
 template <typename F>
 void for_each_batch_chunk(dt t, const Conv2dGeometry& g, bool weights, void* grad_weight, void* grad_bias, F run) {
-  const int64_t chunk = t == dt::f32 ? std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image_bytes(g))) : g.N;
+  const int64_t chunk = t == dt::f32 ? chunk_images(g) : g.N;
   if (chunk >= g.N) {
     run(g, int64_t{0}, grad_weight, grad_bias);
     return;
@@ -784,16 +788,25 @@ void backward_weights_typed(dt t, const Conv2dGeometry& g, const void* input, St
 }
 }  // namespace
 
-int64_t backward_chunk_images_f32(const Conv2dGeometry& g) {
-  const int64_t chunk = std::max<int64_t>(1, kBackwardChunkBytes / std::max<int64_t>(1, per_image_bytes(g)));
+int64_t backward_chunk_images_f32(const Conv2dGeometry& g, bool with_input_grad) {
+  const int64_t chunk = chunk_images(g);
   if (chunk >= g.N) return 0;
-  // Only where oneDNN takes the geometry: the portable fallback sums the whole batch in one
-  // pass, which per-chunk calls would not reproduce.
+  // Only where oneDNN takes the geometry (both primitives when the input gradient is wanted
+  // too): the portable fallback sums the whole batch in one pass, which per-chunk calls
+  // would not reproduce.
   try {
     Conv2dGeometry gc = g;
     gc.N = chunk;
     const Strides4 in_st = contiguous_strides4(g.C, g.H, g.W), go_st = contiguous_strides4(g.OC, g.OH, g.OW);
     backward_weights_entry(dt::f32, gc, in_st, go_st, true);
+    if (with_input_grad) {
+      Strides4 w_st;  // contiguous [OC, C/groups, KH, KW]
+      w_st.s[3] = 1;
+      w_st.s[2] = g.KW;
+      w_st.s[1] = g.KH * g.KW;
+      w_st.s[0] = (g.C / g.groups) * g.KH * g.KW;
+      backward_data_entry(dt::f32, gc, go_st, w_st);
+    }
   } catch (const std::exception&) {
     return 0;
   }

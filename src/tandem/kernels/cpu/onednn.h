@@ -93,8 +93,9 @@ void conv2d_backward_weights_f32(const Conv2dGeometry& g, const float* input, St
                                  Strides4 go_st, float* grad_weight, float* grad_bias);
 
 /// Images per chunk in which the float32 backward functions above run a batch (see
-/// for_each_batch_chunk in onednn.cpp), or 0 when they run it whole.
-int64_t backward_chunk_images_f32(const Conv2dGeometry& g);
+/// for_each_batch_chunk in onednn.cpp), or 0 when they run it whole or oneDNN declines the
+/// chunk's geometry (for the weights, and the data too when `with_input_grad`).
+int64_t backward_chunk_images_f32(const Conv2dGeometry& g, bool with_input_grad);
 
 /// Both: conv2d_backward_data_f32 and conv2d_backward_weights_f32 with grad_output reordered
 /// to the primitives' layout once when both want the same one (the same values: the same
