@@ -164,6 +164,52 @@ TEST(Autograd, RetainGradAndPostAccumulateHook) {
   EXPECT_EQ(calls, 1);
 }
 
+// queue_callback: callbacks run after the whole graph (every leaf's .grad is in place), in
+// the order queued, once; one queued by a callback runs too; a nested backward inside a
+// hook runs its own; a throwing callback ends backward() with its error; outside a
+// backward it raises.
+TEST(Autograd, QueuedCallbacksRunAfterTheGraphInOrder) {
+  Tensor a = tensor({1.0, 2.0}).requires_grad_(), b = tensor({3.0}).requires_grad_();
+  std::vector<std::string> log;
+  auto h = autograd::register_post_accumulate_grad_hook(a, [&](Tensor&) {
+    log.push_back("a accumulated");
+    autograd::queue_callback([&] {
+      // b's gradient flows through a later node than a's: it must be done by now.
+      log.push_back(b.grad().defined() ? "first: b done" : "first: b missing");
+      autograd::queue_callback([&] { log.push_back("queued by a callback"); });
+    });
+    autograd::queue_callback([&] { log.push_back("second"); });
+    // A nested backward runs (and drains) its own callbacks before it returns.
+    EnableGradGuard grad_on;  // hooks run with grad mode off, as in torch
+    Tensor z = tensor({5.0}).requires_grad_();
+    autograd::backward({(z * 2.0).sum()}, {}, std::nullopt, false);
+    autograd::queue_callback([&] { log.push_back("after nested"); });
+  });
+  Tensor y = (a * 2.0).sum() + (b * b).sum() * 1.0;
+  y.backward();
+  EXPECT_EQ(log, (std::vector<std::string>{"a accumulated", "first: b done", "second", "after nested",
+                                           "queued by a callback"}));
+  EXPECT_EQ(vals(b.grad()), (std::vector<double>{6}));
+  h.remove();
+
+  // Callbacks do not outlive their backward: the next one runs none of them.
+  log.clear();
+  (a * 1.0).sum().backward();
+  EXPECT_TRUE(log.empty());
+
+  // A throwing callback ends backward() with its error; the ones after it are dropped.
+  bool later_ran = false;
+  auto h2 = autograd::register_post_accumulate_grad_hook(a, [&](Tensor&) {
+    autograd::queue_callback([] { throw ValueError("callback failed on purpose"); });
+    autograd::queue_callback([&] { later_ran = true; });
+  });
+  EXPECT_THROW((a * 1.0).sum().backward(), ValueError);
+  EXPECT_FALSE(later_ran);
+  h2.remove();
+
+  EXPECT_THROW(autograd::queue_callback([] {}), RuntimeError);
+}
+
 TEST(Autograd, NoGradAndInferenceMode) {
   Tensor x = ones({2}).requires_grad_();
   {
