@@ -742,6 +742,116 @@ TEST(OnnxHostile, SignalAndRoiErrorsNameTheNode) {
   }
 }
 
+// TfIdfVectorizer against a direct count written here from Operators.md's definition
+// (unigrams once per position; n >= 2 at every distance 1 .. max_skip_count + 1), in the
+// three modes, 1-D and 2-D, eager and compiled; bad attributes name the node.
+namespace {
+::onnx::ModelProto tfidf_model(const std::string& mode, int64_t lo, int64_t hi, int64_t skips,
+                               const std::vector<int64_t>& counts, const std::vector<int64_t>& indexes,
+                               const std::vector<int64_t>& pool, const std::vector<float>& weights) {
+  ::onnx::ModelProto m;
+  set_opset(m, 13);
+  auto* g = m.mutable_graph();
+  add_value(g->mutable_input(), "x")->mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+  add_value(g->mutable_output(), "y");
+  auto* n = add_node(g, "TfIdfVectorizer", {"x"}, {"y"}, "tfidf");
+  attr_i(n, "min_gram_length", lo);
+  attr_i(n, "max_gram_length", hi);
+  attr_i(n, "max_skip_count", skips);
+  auto* a = n->add_attribute();
+  a->set_name("mode");
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s(mode);
+  attr_ints(n, "ngram_counts", counts);
+  attr_ints(n, "ngram_indexes", indexes);
+  attr_ints(n, "pool_int64s", pool);
+  if (!weights.empty()) {
+    auto* w = n->add_attribute();
+    w->set_name("weights");
+    w->set_type(::onnx::AttributeProto::FLOATS);
+    for (float v : weights) w->add_floats(v);
+  }
+  return m;
+}
+
+// The pool's n-grams as lists, in pool order.
+std::vector<std::vector<int64_t>> tfidf_grams(const std::vector<int64_t>& counts, const std::vector<int64_t>& pool) {
+  std::vector<std::vector<int64_t>> out;
+  for (size_t n = 1; n <= counts.size(); ++n) {
+    const size_t end = n < counts.size() ? static_cast<size_t>(counts[n]) : pool.size();
+    for (size_t i = static_cast<size_t>(counts[n - 1]); i + n <= end; i += n)
+      out.emplace_back(pool.begin() + static_cast<std::ptrdiff_t>(i), pool.begin() + static_cast<std::ptrdiff_t>(i + n));
+  }
+  return out;
+}
+}  // namespace
+
+TEST(OnnxImport, TfIdfVectorizerCountsSkipGramsInEveryMode) {
+  // Unigrams 4, 9; bigrams (4, 9), (9, 9); trigrams (4, 9, 4), (9, 4, 9); output columns
+  // shuffled, one column left unused.
+  const std::vector<int64_t> counts = {0, 2, 6};
+  const std::vector<int64_t> pool = {4, 9, 4, 9, 9, 9, 4, 9, 4, 9, 4, 9};
+  const std::vector<int64_t> indexes = {6, 0, 3, 1, 5, 2};
+  const std::vector<float> weights = {0.5f, 2.0f, 0.25f, 3.0f, 1.5f, 0.75f};
+  const auto grams = tfidf_grams(counts, pool);
+  const std::vector<std::vector<int64_t>> rows = {{4, 9, 4, 9, 9, 4, 9, 1, 4, 9}, {9, 9, 9, 4, 4, 7, 9, 4, 9, 9}};
+  for (const std::string mode : {"TF", "IDF", "TFIDF"}) {
+    for (int64_t lo : {1, 2}) {
+      const int64_t hi = 3, skips = 2;
+      auto model = load(tfidf_model(mode, lo, hi, skips, counts, indexes, pool, weights));
+      std::vector<int64_t> flat;
+      for (const auto& r : rows) flat.insert(flat.end(), r.begin(), r.end());
+      Tensor x = from_vector(flat, {2, 10});
+      Tensor y = (*model)(x);
+      ASSERT_EQ(y.sizes().vec(), (std::vector<int64_t>{2, 7}));
+      ASSERT_EQ(y.dtype(), DType::Float32);
+      for (size_t r = 0; r < rows.size(); ++r) {
+        std::vector<double> want(7, 0.0);
+        for (size_t gi = 0; gi < grams.size(); ++gi) {
+          const auto& gm = grams[gi];
+          const int64_t n = static_cast<int64_t>(gm.size());
+          if (n < lo || n > hi) continue;
+          double c = 0;
+          for (int64_t d = 1; d <= (n == 1 ? 1 : skips + 1); ++d)
+            for (int64_t i = 0; i + (n - 1) * d < 10; ++i) {
+              bool match = true;
+              for (int64_t k = 0; k < n; ++k) match = match && rows[r][static_cast<size_t>(i + k * d)] == gm[static_cast<size_t>(k)];
+              c += match ? 1 : 0;
+            }
+          if (mode == "IDF") c = std::min(c, 1.0) * weights[gi];
+          if (mode == "TFIDF") c *= weights[gi];
+          want[static_cast<size_t>(indexes[gi])] = c;
+        }
+        for (int64_t j = 0; j < 7; ++j)
+          EXPECT_EQ(y[static_cast<int64_t>(r)][j].item<double>(), static_cast<double>(static_cast<float>(want[j])))
+              << mode << " lo " << lo << " row " << r << " column " << j;
+      }
+      // 1-D input: the first row alone, as a vector.
+      Tensor y1 = (*model)(from_vector(rows[0], {10}));
+      EXPECT_TRUE(equal(y1, y[0])) << mode;
+      autograd::NoGradGuard ng;
+      auto cm = tandem::compile(std::static_pointer_cast<nn::Module>(model));
+      Tensor c1 = (*cm)(x), c2 = (*cm)(x);
+      EXPECT_TRUE(equal(c1, y) && equal(c2, y)) << mode;
+    }
+  }
+  // Bad attributes and inputs: the node named, what was expected said.
+  auto bad = [&](const ::onnx::ModelProto& m, const Tensor& x, const std::string& part) {
+    auto model = load(m);
+    std::string e = raises<ValueError>([&] { (*model)(x); });
+    EXPECT_TRUE(contains(e, "node tfidf (TfIdfVectorizer, opset 13)") && contains(e, part)) << e;
+  };
+  Tensor x = from_vector(std::vector<int64_t>{4, 9, 4}, {3});
+  bad(tfidf_model("TF", 1, 3, 0, counts, {0, 1}, pool, {}), x, "one entry per pool n-gram (6), got 2");
+  bad(tfidf_model("BM25", 1, 3, 0, counts, indexes, pool, {}), x, "mode must be TF, IDF or TFIDF");
+  bad(tfidf_model("TF", 2, 4, 0, counts, indexes, pool, {}), x, "max_gram_length <= len(ngram_counts)");
+  bad(tfidf_model("TF", 1, 3, 0, {0, 3, 6}, indexes, pool, {}), x, "splitting it into whole n-grams");
+  bad(tfidf_model("TFIDF", 1, 3, 0, counts, indexes, pool, {1.0f}), x, "weights must have one entry per pool n-gram");
+  bad(tfidf_model("TF", 1, 3, 0, counts, indexes, pool, {}), ones({3}), "X must be int32 or int64");
+  bad(tfidf_model("TF", 1, 3, 0, counts, indexes, pool, {}), zeros({1, 1, 3}, DType::Int64), "X must be 1-D or 2-D");
+  bad(tfidf_model("TF", 1, 3, 0, counts, {0, 1, 2, 3, 4, 1 << 25}, pool, {}), x, "ngram_indexes entries must be in");
+}
+
 // Gradient (ai.onnx.preview.training) differentiates a part of the graph with tandem's
 // autograd: d(a * b + a)/da = b + 1, d/db = a; y naming no value is a ValueError naming
 // the node.

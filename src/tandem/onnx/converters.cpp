@@ -1283,6 +1283,93 @@ Outs mel_weight_matrix(Ctx& c) {
   return {from_vector(w, {bins, mels}).to(dt)};
 }
 
+// TfIdfVectorizer (ai.onnx v9; integer pools: tandem has no string dtype). Counts, per row
+// of X ([C] or [N, C], int32/int64), each pool n-gram's occurrences: for n = 1 every
+// position once; for n >= 2 the tokens at i, i + d, ..., i + (n - 1) d for every distance
+// d = 1 .. max_skip_count + 1 (Operators.md: "all skips up to S"). Y[ngram_indexes[g]] is
+// n-gram g's count (TF), min(count, 1) * weights[g] (IDF) or count * weights[g] (TFIDF),
+// float32 [max(ngram_indexes) + 1] or [N, that]. In tensor ops (window slices compared
+// with the pool), so a capture records it.
+Outs tfidf_vectorizer(Ctx& c) {
+  if (c.has_attr("pool_strings")) c.unsupported("pool_strings: tandem has no string dtype (integer pools only)");
+  auto required = [&](const char* name) {
+    if (!c.has_attr(name)) c.invalid(std::string("the attribute ") + name + " is required");
+  };
+  for (const char* name : {"min_gram_length", "max_gram_length", "max_skip_count", "mode", "ngram_counts",
+                           "ngram_indexes", "pool_int64s"})
+    required(name);
+  const Tensor& x_in = c.in(0);
+  if (x_in.dtype() != DType::Int32 && x_in.dtype() != DType::Int64)
+    c.invalid("X must be int32 or int64 with an integer pool, got " + std::string(dtype_name(x_in.dtype())));
+  if (x_in.dim() != 1 && x_in.dim() != 2) c.invalid("X must be 1-D or 2-D, got " + std::to_string(x_in.dim()) + "-D");
+  const int64_t lo = c.attr_i("min_gram_length", 0), hi = c.attr_i("max_gram_length", 0);
+  const int64_t skips = c.attr_i("max_skip_count", 0);
+  const std::string mode = c.attr_s("mode", "");
+  const std::vector<int64_t> counts = c.attr_ints("ngram_counts"), indexes = c.attr_ints("ngram_indexes");
+  const std::vector<int64_t> pool = c.attr_ints("pool_int64s");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF") c.invalid("mode must be TF, IDF or TFIDF, got '" + mode + "'");
+  if (lo < 1 || hi < lo || hi > static_cast<int64_t>(counts.size()))
+    c.invalid("expected 1 <= min_gram_length <= max_gram_length <= len(ngram_counts) (" +
+              std::to_string(counts.size()) + "), got " + std::to_string(lo) + " and " + std::to_string(hi));
+  if (skips < 0 || skips > (1 << 16)) c.invalid("max_skip_count must be in [0, 65536], got " + std::to_string(skips));
+  // Pool n-grams of length n: pool[counts[n-1] .. counts[n]) (the last run to the end).
+  const int64_t pool_len = static_cast<int64_t>(pool.size());
+  std::vector<int64_t> first(counts.size() + 1);  // index of the first n-gram of each length
+  for (size_t n = 1; n <= counts.size(); ++n) {
+    const int64_t b = counts[n - 1], e = n < counts.size() ? counts[n] : pool_len;
+    if (b < 0 || e < b || e > pool_len || (e - b) % static_cast<int64_t>(n) != 0)
+      c.invalid("ngram_counts must be non-decreasing offsets into pool_int64s (" + std::to_string(pool_len) +
+                " values) splitting it into whole n-grams; entry " + std::to_string(n - 1) + " is " + std::to_string(b));
+    first[n] = first[n - 1] + (e - b) / static_cast<int64_t>(n);
+  }
+  const int64_t grams = first[counts.size()];
+  if (static_cast<int64_t>(indexes.size()) != grams)
+    c.invalid("ngram_indexes must have one entry per pool n-gram (" + std::to_string(grams) + "), got " +
+              std::to_string(indexes.size()));
+  int64_t width = 0;
+  for (int64_t i : indexes) {
+    if (i < 0 || i >= (int64_t{1} << 24)) c.invalid("ngram_indexes entries must be in [0, 2^24), got " + std::to_string(i));
+    width = std::max(width, i + 1);
+  }
+  std::vector<double> w(static_cast<size_t>(grams), 1.0);
+  if (c.has_attr("weights")) {
+    w = c.attr_floats("weights");
+    if (static_cast<int64_t>(w.size()) != grams)
+      c.invalid("weights must have one entry per pool n-gram (" + std::to_string(grams) + "), got " +
+                std::to_string(w.size()));
+  }
+  Tensor x = (x_in.dim() == 1 ? x_in.unsqueeze(0) : x_in).to(DType::Int64);
+  const int64_t rows = x.size(0), len = x.size(1);
+  Tensor count = zeros({rows, grams}, DType::Float32);
+  int64_t work = 0;  // comparisons made, bounded like the other converters' hostile sizes
+  for (int64_t n = lo; n <= hi; ++n) {
+    const int64_t g0 = first[n - 1], gn = first[n] - g0;
+    if (gn == 0) continue;
+    const int64_t b = counts[n - 1];
+    Tensor grams_n = from_vector(std::vector<int64_t>(pool.begin() + b, pool.begin() + b + gn * n), {gn, n});
+    Tensor found = zeros({rows, gn}, DType::Float32);
+    for (int64_t d = 1; d <= (n == 1 ? 1 : skips + 1); ++d) {
+      const int64_t span = (n - 1) * d + 1;
+      if (span > len) break;
+      const int64_t positions = len - span + 1;
+      work += rows * positions * gn * n;
+      if (work > (int64_t{1} << 26)) c.invalid("more than 2^26 token comparisons (X, pool and skips too large)");
+      std::vector<Tensor> cols;
+      for (int64_t k = 0; k < n; ++k) cols.push_back(x.narrow(1, k * d, positions));
+      Tensor windows = stack(cols, 2).unsqueeze(2);                 // [rows, positions, 1, n]
+      Tensor hit = eq(windows, grams_n).all({3}).to(DType::Float32);  // [rows, positions, gn]
+      found = found + hit.sum({1});
+    }
+    count = count.index_add(1, arange(g0, g0 + gn, 1, DType::Int64), found);
+  }
+  Tensor weights = from_vector(w, {grams}).to(DType::Float32);
+  if (mode == "IDF") count = clamp_max(count, 1.0) * weights;
+  else if (mode == "TFIDF") count = count * weights;
+  Tensor y = zeros({rows, width}, DType::Float32)
+                 .index_add(1, from_vector(indexes, {grams}), count);
+  return {x_in.dim() == 1 ? y.squeeze(0) : y};
+}
+
 // ---------------------------------------------------------------- training (ai.onnx.preview.training)
 // Inputs R (learning rate, scalar), T (update count, int64 scalar), then n tensors of each
 // group (X, G, and the optimizer state); outputs the updated X, then the updated state,
@@ -1386,6 +1473,7 @@ const std::map<std::string, Converter>& table() {
       {"RoiAlign", roi_align},
       {"STFT", stft},
       {"MelWeightMatrix", mel_weight_matrix},
+      {"TfIdfVectorizer", tfidf_vectorizer},
       // ---------------------------------------------------------------- elementwise unary
       {"Abs", unary([](const Tensor& x) { return abs(x); })},
       {"Neg", unary([](const Tensor& x) { return neg(x); })},
