@@ -447,6 +447,7 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
     Tensor x = randn({cs.n, cs.c, cs.h, cs.w}), w = randn({cs.oc, cs.c, 3, 3}) * 0.2, b = randn({cs.oc});
     x.view({-1}).slice(0, 0, 3).fill_(std::nan(""));
     x.view({-1}).slice(0, 5, 9).fill_(0.5);  // equal values in one window
+    x.view({-1}).slice(0, 12, 13).fill_(-std::nan(""));  // a negative NaN pooled value
     b.slice(0, 0, 1).fill_(-0.0);
     w.slice(0, 1, 2).fill_(0.0);  // a channel of +-0 results (ties everywhere)
     x = x.to(dt), w = w.to(dt), b = b.to(dt);
@@ -463,6 +464,15 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
     g.view({-1}).slice(0, 0, 4).fill_(-0.0);
     g.view({-1}).slice(0, 4, 5).fill_(std::nan(""));
     g = g.to(dt);
+    // Signalling NaN gradients (positive and negative): the unfused threshold_backward
+    // returns them quiet.
+    if (dt == kBFloat16) {
+      static_cast<uint16_t*>(g.data_ptr())[5] = 0x7f81;
+      static_cast<uint16_t*>(g.data_ptr())[6] = 0xff81;
+    } else {
+      static_cast<uint32_t*>(g.data_ptr())[5] = 0x7f800001u;
+      static_cast<uint32_t*>(g.data_ptr())[6] = 0xff800001u;
+    }
     Tensor grad = dispatch1(get_op("_fused_max_pool2d_relu_backward"), {g, fused[0], fused[1]},
                             {AttrValue(std::vector<int64_t>{cs.h, cs.w})});
     const std::vector<AttrValue> pool_attrs{AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2})};

@@ -660,9 +660,78 @@ void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, co
   max_pool2d_relu_backward<float>(g, grad_input, grad_output, output, indices);
 }
 
+namespace {
+typedef uint16_t v16h __attribute__((vector_size(32)));
+typedef uint8_t v16b __attribute__((vector_size(16)));
+
+// max_pool2d_relu_backward<BFloat16> on the bits, 16 windows per step: the values it
+// stores are read from bfloat16 (or +0), so no widening is needed, and the widened form
+// was compute-bound (1.4 ms against float32's 0.9 ms for [128, 32, 28, 28] on 2 threads).
+// Bitwise the widened form: y <= 0 is "+-0, or negative and not NaN" on the bits; a NaN
+// gradient leaves with its quiet bit set (0x40), as store8's rounding sets it; others move
+// unchanged.
+void max_pool2d_relu_backward_bits(const Pool2dGeometry& g, uint16_t* grad_input, const uint16_t* grad_output,
+                                   const uint16_t* output, const uint8_t* indices) {
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  auto sixteen = [](const uint16_t* yv, const uint16_t* gv, const uint8_t* cv, uint16_t* r0, uint16_t* r1) {
+    v16h y, gr;
+    v16b cb;
+    std::memcpy(&y, yv, sizeof y);
+    std::memcpy(&gr, gv, sizeof gr);
+    std::memcpy(&cb, cv, sizeof cb);
+    const v16h code = __builtin_convertvector(cb, v16h);
+    const v16h mag = y & 0x7fff;
+    const v16h le_zero = (mag == 0) | (((y & 0x8000) != 0) & (mag <= 0x7f80));
+    const v16h quiet = gr | (((gr & 0x7fff) > 0x7f80) & 0x40);
+    const v16h v = le_zero ? v16h{} : quiet;
+    const v16h c0 = code == 0 ? v : v16h{}, c1 = code == 1 ? v : v16h{};
+    const v16h c2 = code == 2 ? v : v16h{}, c3 = code == 3 ? v : v16h{};
+    const v16h a0 = __builtin_shufflevector(c0, c1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const v16h a1 = __builtin_shufflevector(c0, c1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const v16h b0 = __builtin_shufflevector(c2, c3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const v16h b1 = __builtin_shufflevector(c2, c3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    std::memcpy(r0, &a0, sizeof a0);
+    std::memcpy(r0 + 16, &a1, sizeof a1);
+    std::memcpy(r1, &b0, sizeof b0);
+    std::memcpy(r1 + 16, &b1, sizeof b1);
+  };
+  for_planes(g.N * g.C, HW + OP, [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      uint16_t* dst = grad_input + p * HW;
+      for (int64_t oh = 0; oh < g.OH; ++oh) {
+        uint16_t* d0 = dst + 2 * oh * g.W;
+        uint16_t* d1 = d0 + g.W;
+        const int64_t at = p * OP + oh * g.OW;
+        const uint16_t* yr = output + at;
+        const uint16_t* gr = grad_output + at;
+        const uint8_t* ir = indices + at;
+        int64_t ow = 0;
+        for (; ow + 16 <= g.OW; ow += 16) sixteen(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
+        if (ow < g.OW) {  // the last partial group through padded copies
+          const size_t rest = static_cast<size_t>(g.OW - ow);
+          uint16_t yb[16] = {}, gb[16] = {}, r0[32], r1[32];
+          uint8_t cb[16] = {};
+          std::memcpy(yb, yr + ow, rest * sizeof(uint16_t));
+          std::memcpy(gb, gr + ow, rest * sizeof(uint16_t));
+          std::memcpy(cb, ir + ow, rest);
+          sixteen(yb, gb, cb, r0, r1);
+          std::memcpy(d0 + 2 * ow, r0, 2 * rest * sizeof(uint16_t));
+          std::memcpy(d1 + 2 * ow, r1, 2 * rest * sizeof(uint16_t));
+        }
+        for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = 0;  // +0
+      }
+      std::fill(dst + 2 * g.OH * g.W, dst + HW, uint16_t{0});
+    }
+  });
+}
+}  // namespace
+
 void max_pool2d_relu_backward_bf16(const Pool2dGeometry& g, BFloat16* grad_input, const BFloat16* grad_output,
                                    const BFloat16* output, const uint8_t* indices) {
-  max_pool2d_relu_backward<BFloat16>(g, grad_input, grad_output, output, indices);
+  static_assert(sizeof(BFloat16) == sizeof(uint16_t));
+  max_pool2d_relu_backward_bits(g, reinterpret_cast<uint16_t*>(grad_input),
+                                reinterpret_cast<const uint16_t*>(grad_output),
+                                reinterpret_cast<const uint16_t*>(output), indices);
 }
 
 void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
