@@ -591,56 +591,63 @@ void relu_max_pool_layout(const Pool2dGeometry& g, const T* x, int64_t cblock, c
               : relu_max_pool_plain<T, false>(g, x, st, out, os, indices);
 }
 
-template <typename T>
-void max_pool2d_relu_backward(const Pool2dGeometry& g, T* grad_input, const T* grad_output, const T* output,
-                              const uint8_t* indices) {
+// The loops of max_pool2d_relu_backward: every plane's rows of windows, `group` making W
+// windows at a time (group(y, g, codes, row0, row1): W pooled values, gradients and window
+// codes in, both input rows' 2W values out), a last partial group through padded copies,
+// then the columns and the row no window covers set to +0.
+template <int W, typename T, typename Group>
+void relu_pool_backward_rows(const Pool2dGeometry& g, T* grad_input, const T* grad_output, const T* output,
+                             const uint8_t* indices, Group group) {
   const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
   for_planes(g.N * g.C, HW + OP, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       T* dst = grad_input + p * HW;
-      const T* gp = grad_output + p * OP;
-      const T* yp = output + p * OP;
-      const uint8_t* ip = indices + p * OP;
       for (int64_t oh = 0; oh < g.OH; ++oh) {
         T* d0 = dst + 2 * oh * g.W;
         T* d1 = d0 + g.W;
-        const T* gr = gp + oh * g.OW;
-        const T* yr = yp + oh * g.OW;
-        const uint8_t* ir = ip + oh * g.OW;
-        // max_pool2d_backward writes the gradient at the window's argmax (0 elsewhere);
-        // threshold_backward then keeps it where relu's result, there the pooled value
-        // itself, is not <= 0. Eight windows at a time: both rows' 16 floats are built in
-        // registers and stored contiguously (a last partial group through padded copies).
-        auto eight = [](const T* yv, const T* gv, const uint8_t* cv, T* r0, T* r1) {
-          const v8f y = load8(yv), gr8 = load8(gv);
-          const v8f v = y <= v8f{} ? v8f{} : gr8;
-          v8i code{};
-          for (int k = 0; k < 8; ++k) code[k] = cv[k];
-          const v8f c0 = code == 0 ? v : v8f{}, c1 = code == 1 ? v : v8f{};
-          const v8f c2 = code == 2 ? v : v8f{}, c3 = code == 3 ? v : v8f{};
-          store8(r0, __builtin_shufflevector(c0, c1, 0, 8, 1, 9, 2, 10, 3, 11));
-          store8(r0 + 8, __builtin_shufflevector(c0, c1, 4, 12, 5, 13, 6, 14, 7, 15));
-          store8(r1, __builtin_shufflevector(c2, c3, 0, 8, 1, 9, 2, 10, 3, 11));
-          store8(r1 + 8, __builtin_shufflevector(c2, c3, 4, 12, 5, 13, 6, 14, 7, 15));
-        };
+        const int64_t at = p * OP + oh * g.OW;
+        const T* yr = output + at;
+        const T* gr = grad_output + at;
+        const uint8_t* ir = indices + at;
         int64_t ow = 0;
-        for (; ow + 8 <= g.OW; ow += 8) eight(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
+        for (; ow + W <= g.OW; ow += W) group(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
         if (ow < g.OW) {
           const size_t rest = static_cast<size_t>(g.OW - ow);
-          T yb[8] = {}, gb[8] = {}, r0[16], r1[16];
-          uint8_t cb[8] = {};
-          std::memcpy(yb, yr + ow, rest * sizeof(T));
-          std::memcpy(gb, gr + ow, rest * sizeof(T));
+          T yb[W] = {}, gb[W] = {}, r0[2 * W], r1[2 * W];
+          uint8_t cb[W] = {};
+          std::memcpy(static_cast<void*>(yb), yr + ow, rest * sizeof(T));
+          std::memcpy(static_cast<void*>(gb), gr + ow, rest * sizeof(T));
           std::memcpy(cb, ir + ow, rest);
-          eight(yb, gb, cb, r0, r1);
-          std::memcpy(d0 + 2 * ow, r0, 2 * rest * sizeof(T));
-          std::memcpy(d1 + 2 * ow, r1, 2 * rest * sizeof(T));
+          group(yb, gb, cb, r0, r1);
+          std::memcpy(static_cast<void*>(d0 + 2 * ow), r0, 2 * rest * sizeof(T));
+          std::memcpy(static_cast<void*>(d1 + 2 * ow), r1, 2 * rest * sizeof(T));
         }
-        for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = T(0.0f);
+        for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = T{};
       }
-      std::fill(dst + 2 * g.OH * g.W, dst + HW, T(0.0f));
+      std::fill(dst + 2 * g.OH * g.W, dst + HW, T{});
     }
   });
+}
+
+void max_pool2d_relu_backward_f32_impl(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
+                                       const float* output, const uint8_t* indices) {
+  // max_pool2d_backward writes the gradient at the window's argmax (0 elsewhere);
+  // threshold_backward then keeps it where relu's result, there the pooled value itself,
+  // is not <= 0. Eight windows at a time: both rows' 16 floats are built in registers and
+  // stored contiguously.
+  auto eight = [](const float* yv, const float* gv, const uint8_t* cv, float* r0, float* r1) {
+    const v8f y = load8(yv), gr8 = load8(gv);
+    const v8f v = y <= v8f{} ? v8f{} : gr8;
+    v8i code{};
+    for (int k = 0; k < 8; ++k) code[k] = cv[k];
+    const v8f c0 = code == 0 ? v : v8f{}, c1 = code == 1 ? v : v8f{};
+    const v8f c2 = code == 2 ? v : v8f{}, c3 = code == 3 ? v : v8f{};
+    store8(r0, __builtin_shufflevector(c0, c1, 0, 8, 1, 9, 2, 10, 3, 11));
+    store8(r0 + 8, __builtin_shufflevector(c0, c1, 4, 12, 5, 13, 6, 14, 7, 15));
+    store8(r1, __builtin_shufflevector(c2, c3, 0, 8, 1, 9, 2, 10, 3, 11));
+    store8(r1 + 8, __builtin_shufflevector(c2, c3, 4, 12, 5, 13, 6, 14, 7, 15));
+  };
+  relu_pool_backward_rows<8>(g, grad_input, grad_output, output, indices, eight);
 }
 
 }  // namespace
@@ -657,22 +664,21 @@ void relu_max_pool_layout_bf16(const Pool2dGeometry& g, const BFloat16* x, int64
 
 void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
                                   const float* output, const uint8_t* indices) {
-  max_pool2d_relu_backward<float>(g, grad_input, grad_output, output, indices);
+  max_pool2d_relu_backward_f32_impl(g, grad_input, grad_output, output, indices);
 }
 
 namespace {
 typedef uint16_t v16h __attribute__((vector_size(32)));
 typedef uint8_t v16b __attribute__((vector_size(16)));
 
-// max_pool2d_relu_backward<BFloat16> on the bits, 16 windows per step: the values it
-// stores are read from bfloat16 (or +0), so no widening is needed, and the widened form
-// was compute-bound (1.4 ms against float32's 0.9 ms for [128, 32, 28, 28] on 2 threads).
-// Bitwise the widened form: y <= 0 is "+-0, or negative and not NaN" on the bits; a NaN
-// gradient leaves with its quiet bit set (0x40), as store8's rounding sets it; others move
-// unchanged.
+// The bfloat16 form on the bits, 16 windows per step: the values it stores are read from
+// bfloat16 (or +0), so nothing needs widening to float (done that way, with load8/store8,
+// it was compute-bound: 1.4 ms against float32's 0.9 ms for [128, 32, 28, 28] on 2
+// threads). Bitwise the unfused bfloat16 ops: y <= 0 is "+-0, or negative and not NaN" on
+// the bits; a NaN gradient leaves with its quiet bit set (0x40), as threshold_backward's
+// rounding to bfloat16 sets it; others move unchanged.
 void max_pool2d_relu_backward_bits(const Pool2dGeometry& g, uint16_t* grad_input, const uint16_t* grad_output,
                                    const uint16_t* output, const uint8_t* indices) {
-  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
   auto sixteen = [](const uint16_t* yv, const uint16_t* gv, const uint8_t* cv, uint16_t* r0, uint16_t* r1) {
     v16h y, gr;
     v16b cb;
@@ -695,34 +701,7 @@ void max_pool2d_relu_backward_bits(const Pool2dGeometry& g, uint16_t* grad_input
     std::memcpy(r1, &b0, sizeof b0);
     std::memcpy(r1 + 16, &b1, sizeof b1);
   };
-  for_planes(g.N * g.C, HW + OP, [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      uint16_t* dst = grad_input + p * HW;
-      for (int64_t oh = 0; oh < g.OH; ++oh) {
-        uint16_t* d0 = dst + 2 * oh * g.W;
-        uint16_t* d1 = d0 + g.W;
-        const int64_t at = p * OP + oh * g.OW;
-        const uint16_t* yr = output + at;
-        const uint16_t* gr = grad_output + at;
-        const uint8_t* ir = indices + at;
-        int64_t ow = 0;
-        for (; ow + 16 <= g.OW; ow += 16) sixteen(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
-        if (ow < g.OW) {  // the last partial group through padded copies
-          const size_t rest = static_cast<size_t>(g.OW - ow);
-          uint16_t yb[16] = {}, gb[16] = {}, r0[32], r1[32];
-          uint8_t cb[16] = {};
-          std::memcpy(yb, yr + ow, rest * sizeof(uint16_t));
-          std::memcpy(gb, gr + ow, rest * sizeof(uint16_t));
-          std::memcpy(cb, ir + ow, rest);
-          sixteen(yb, gb, cb, r0, r1);
-          std::memcpy(d0 + 2 * ow, r0, 2 * rest * sizeof(uint16_t));
-          std::memcpy(d1 + 2 * ow, r1, 2 * rest * sizeof(uint16_t));
-        }
-        for (int64_t w = 2 * g.OW; w < g.W; ++w) d0[w] = d1[w] = 0;  // +0
-      }
-      std::fill(dst + 2 * g.OH * g.W, dst + HW, uint16_t{0});
-    }
-  });
+  relu_pool_backward_rows<16>(g, grad_input, grad_output, output, indices, sixteen);
 }
 }  // namespace
 
