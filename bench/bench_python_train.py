@@ -10,7 +10,7 @@ with tandem.compile (its first call runs eagerly, the second captures).
 
     /usr/bin/python3 bench/bench_python_train.py tandem|torch [--rounds R] [--seconds S]
 
-prints `model<TAB>mode<TAB>samples/s`: the median over R rounds of S seconds each, after
+prints `train/MODEL_MODE<TAB>rate<TAB>samples/s` lines: the median over R rounds of S seconds each, after
 a warm-up of 10 steps. `loss.item()` is read once per step, as the C++ harness does.
 """
 import argparse
@@ -80,7 +80,8 @@ def main():
     modes = ["eager", "step"] if a.lib == "tandem" else ["eager"]
     for model in ("mlp", "cnn"):
         for mode in modes:
-            print(f"{model}\t{mode}\t{measure(t, model, mode, a.rounds, a.seconds):.1f}", flush=True)
+            rate = measure(t, model, mode, a.rounds, a.seconds)
+            print(f"train/{model}_{mode}\t{rate:.1f}\tsamples/s", flush=True)
 
 
 if __name__ == "__main__":

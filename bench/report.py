@@ -702,6 +702,29 @@ def python_section(args):
         t, p = tandem.get(c), best.get(c)
         goal = f"<= 0.6x: {met(t <= 0.6 * p)}" if isinstance(t, float) and isinstance(p, float) else "-"
         out.append(f"| {PYTHON_TITLES.get(c, c)} | {fmt(t)} | {fmt(p)} | {fmt(default.get(c))} | {ratio(t, p)} | {goal} |")
+    py_t, py_p, cx_t, cx_p = (runs.get(k, {}) for k in ("py_train_tandem", "py_train_torch_best", "cxx_train_tandem",
+                                                         "cxx_train_torch_best"))
+    if py_t:
+        out += ["", "The Fashion-MNIST training steps written in Python (bench/bench_python_train.py: the models as",
+                "nn.Sequential of the built-in layers, random batches of Fashion-MNIST shape, batch 128, mlp with",
+                "SGD momentum, cnn with Adam; 'step' is the whole step compiled with tandem.compile) against the",
+                "same steps from C++ in the same run (bench_train, and bench_peer_torch_train at its best), samples/s,",
+                "**higher is better**. Targets: Python within 5% of tandem's C++ figure (Python / C++ >= 0.95), and",
+                "ahead of PyTorch's Python figure by at least the ratio the C++ figures show.", "",
+                "| model | mode | tandem Python | tandem C++ | Python / C++ | torch best Python | torch best C++ |"
+                " tandem / torch, Python | tandem / torch, C++ | targets |",
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+        for model in ("mlp", "cnn"):
+            for mode in ("eager", "step"):
+                k = f"train/{model}_{mode}"
+                t, c = py_t.get(k), cx_t.get(k)
+                tp, cp = py_p.get(f"train/{model}_eager"), cx_p.get(f"train/{model}_eager")
+                goals = "-"
+                if all(isinstance(v, float) for v in (t, c, tp, cp)):
+                    goals = (f"within 5%: {met(t >= 0.95 * c)}; ahead of torch by the C++ ratio: "
+                             f"{met(t / tp >= c / cp)}")
+                out.append(f"| {model} | {mode} | {num(t)} | {num(c)} | {ratio(t, c)} | {num(tp)} | {num(cp)} |"
+                           f" {ratio(t, tp)} | {ratio(c, cp)} | {goals} |")
     return out
 
 

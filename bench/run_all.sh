@@ -19,7 +19,8 @@
 #   budget: the cnn and a wide mlp step compiled under falling memory budgets (bench_budget;
 #          tables and bench/budget_curve_{cnn,mlp}.svg)
 #   python: per-op overhead of the Python modules (bench/bench_python.py: tandem's package
-#          from $BUILD_DIR/python against Debian's python3-torch)
+#          from $BUILD_DIR/python against Debian's python3-torch) and the training steps
+#          from Python against the same steps from C++ (bench/bench_python_train.py)
 #   ddp:   data-parallel training over MPI (bench_ddp): 2 ranks x 1 thread under mpirun vs
 #          1 process x 2 threads, mlp and cnn, and the scaling projection (tandem only)
 #   onnx:  the ONNX backend test suite's models (bench_onnx): load and first-run time of the
@@ -38,7 +39,7 @@ out=$build/bench-out
 py=/usr/bin/python3  # Debian's python; the first python3 on PATH may be another one
 bins=()
 [[ $what == all || $what == core || $what == autograd ]] && bins+=(bench_core bench_peer_torch)
-[[ $what == all || $what == train || $what == amp ]] && bins+=(bench_train bench_peer_torch_train)
+[[ $what == all || $what == train || $what == amp || $what == python ]] && bins+=(bench_train bench_peer_torch_train)
 [[ $what == all || $what == compile ]] && bins+=(bench_compile bench_peer_torch_compile)
 [[ $what == all || $what == ops ]] && bins+=(bench_ops bench_peer_torch_ops)
 [[ $what == all || $what == budget ]] && bins+=(bench_budget)
@@ -240,9 +241,33 @@ if [[ $what == all || $what == python ]]; then
     echo "${cmd[*]}" >> "$out/python_commands.txt"
     "${cmd[@]}" > "$out/python_$label.tsv"
   done
+  # The Fashion-MNIST training steps written in Python (bench/bench_python_train.py) against
+  # the same steps from C++ (bench_train, bench_peer_torch_train), tandem and torch best.
+  for label in tandem torch_best; do
+    env=("${best[@]}") lib=torch
+    [[ $label == tandem ]] && lib=tandem env=(PYTHONPATH="$build/python")
+    cmd=("${clean_env[@]}" "${env[@]}" "$py" bench/bench_python_train.py "$lib")
+    echo "== python train $label: ${cmd[*]}"
+    echo "${cmd[*]}" >> "$out/python_commands.txt"
+    "${cmd[@]}" > "$out/python_train_$label.tsv"
+  done
+  : > "$out/cxx_train_tandem.tsv"
+  : > "$out/cxx_train_torch_best.tsv"
+  for model in mlp cnn; do
+    for mode in eager step; do
+      cmd=("${clean_env[@]}" "$build/bench/bench_train" --model "$model" --mode "$mode")
+      echo "${cmd[*]}" >> "$out/python_commands.txt"
+      "${cmd[@]}" | awk -v k="train/${model}_$mode" '$1 ~ /^train\// {print k "\t" $2 "\t" $3}' >> "$out/cxx_train_tandem.tsv"
+    done
+    cmd=("${clean_env[@]}" "${best[@]}" "$build/bench/bench_peer_torch_train" --model "$model")
+    echo "${cmd[*]}" >> "$out/python_commands.txt"
+    "${cmd[@]}" | awk -v k="train/${model}_eager" '$1 ~ /^train\// {print k "\t" $2 "\t" $3}' >> "$out/cxx_train_torch_best.tsv"
+  done
   "$py" bench/report.py python --out bench/RESULTS.md --command "$command" --commands "$out/python_commands.txt" \
     --load "$(cut -d' ' -f1 /proc/loadavg)" \
-    tandem="$out/python_tandem.tsv" torch_best="$out/python_torch_best.tsv" torch_default="$out/python_torch_default.tsv"
+    tandem="$out/python_tandem.tsv" torch_best="$out/python_torch_best.tsv" torch_default="$out/python_torch_default.tsv" \
+    py_train_tandem="$out/python_train_tandem.tsv" py_train_torch_best="$out/python_train_torch_best.tsv" \
+    cxx_train_tandem="$out/cxx_train_tandem.tsv" cxx_train_torch_best="$out/cxx_train_torch_best.tsv"
 fi
 # ---------------------------------------------------------------- memory budget (tandem only)
 if [[ $what == all || $what == budget ]]; then
