@@ -168,4 +168,5 @@ PYBIND11_MODULE(_C, m) {
   tandem::python::bind_dlpack(m, tensor_class);
   tandem::python::bind_nn(m, tensor_class);
   tandem::python::bind_io(m);
+  tandem::python::install_operator_slots();
 }
