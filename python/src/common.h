@@ -48,7 +48,7 @@ Tensor run_op1(const OpDef& op, ArrayRef<Tensor> inputs);
 /// (error_already_set restored; others through the registered translators, so tandem
 /// errors become tandem's Python exceptions).
 void set_python_error_from_current_exception();
-/// Points tandem.Tensor's number slots (+, -, *, /, //, %, @, &, |, ^ and their in-place
+/// Points tandem.Tensor's number slots (+, -, *, /, //, %, **, @, &, |, ^ and their in-place
 /// forms) at C++ directly. Called last at import, after every method is bound (binding
 /// an operator method resets its slot).
 void install_operator_slots();

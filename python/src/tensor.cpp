@@ -64,7 +64,7 @@ py::object inplace(const OpDef& op, py::handle a, py::handle b) {
 // right one's `__radd__`. A Python subclass of Tensor gets them too for the operators it
 // does not override (inherit_operator_slots); one that overrides `__add__` or `__radd__`
 // keeps Python's generic slot, so its methods are found as before.
-enum SlotOp { kAdd, kSub, kMul, kTrueDiv, kFloorDiv, kMod, kMatMul, kAnd, kOr, kXor, kNumSlotOps };
+enum SlotOp { kAdd, kSub, kMul, kTrueDiv, kFloorDiv, kMod, kPow, kMatMul, kAnd, kOr, kXor, kNumSlotOps };
 struct SlotOps {
   const OpDef* op = nullptr;
   const OpDef* inplace = nullptr;  // nullptr: no in-place slot (matmul)
@@ -92,6 +92,20 @@ PyObject* inplace_slot(PyObject* a, PyObject* b) {
     set_python_error_from_current_exception();
     return nullptr;
   }
+}
+
+// a ** b (nb_power is ternary: pow(a, b, m) has no tensor meaning, so NotImplemented, and
+// Python raises its TypeError).
+template <int K>
+PyObject* power_slot(PyObject* a, PyObject* b, PyObject* mod) {
+  if (mod != Py_None) return not_implemented().release().ptr();
+  return binary_slot<K>(a, b);
+}
+
+template <int K>
+PyObject* inplace_power_slot(PyObject* a, PyObject* b, PyObject* mod) {
+  if (mod != Py_None) return not_implemented().release().ptr();
+  return inplace_slot<K>(a, b);
 }
 
 using indexing::TensorIndex;
@@ -405,12 +419,13 @@ void set_python_error_from_current_exception() {
 namespace {
 
 // The number slots install_operator_slots fills, and the methods each one stands for.
+template <typename Fn>
 struct SlotEntry {
-  binaryfunc PyNumberMethods::*slot;
-  binaryfunc fn;
+  Fn PyNumberMethods::*slot;
+  Fn fn;
   const char* names[2];
 };
-const SlotEntry kSlotEntries[] = {
+const SlotEntry<binaryfunc> kSlotEntries[] = {
     {&PyNumberMethods::nb_add, binary_slot<kAdd>, {"__add__", "__radd__"}},
     {&PyNumberMethods::nb_subtract, binary_slot<kSub>, {"__sub__", "__rsub__"}},
     {&PyNumberMethods::nb_multiply, binary_slot<kMul>, {"__mul__", "__rmul__"}},
@@ -431,6 +446,10 @@ const SlotEntry kSlotEntries[] = {
     {&PyNumberMethods::nb_inplace_or, inplace_slot<kOr>, {"__ior__", nullptr}},
     {&PyNumberMethods::nb_inplace_xor, inplace_slot<kXor>, {"__ixor__", nullptr}},
 };
+const SlotEntry<ternaryfunc> kTernarySlotEntries[] = {
+    {&PyNumberMethods::nb_power, power_slot<kPow>, {"__pow__", "__rpow__"}},
+    {&PyNumberMethods::nb_inplace_power, inplace_power_slot<kPow>, {"__ipow__", nullptr}},
+};
 
 // Gives a Python subclass of Tensor the C++ slots for the operators none of its classes
 // below Tensor defines (Python gave it generic slots that look the methods up per call;
@@ -443,16 +462,19 @@ void inherit_operator_slots(py::handle cls) {
     throw TypeError("[_inherit_operator_slots] expected a Python subclass of tandem.Tensor");
   }
   py::tuple mro = py::reinterpret_borrow<py::tuple>(type->tp_mro);
-  for (const SlotEntry& e : kSlotEntries) {
-    bool overridden = false;
+  auto overridden = [&](const char* const* names) {
     for (py::handle k : mro) {
       if (k.ptr() == reinterpret_cast<PyObject*>(g_tensor_type)) break;
       PyObject* dict = reinterpret_cast<PyTypeObject*>(k.ptr())->tp_dict;
-      for (const char* name : e.names)
-        if (name != nullptr && dict != nullptr && PyDict_GetItemString(dict, name) != nullptr) overridden = true;
+      for (int i = 0; i < 2; ++i)
+        if (names[i] != nullptr && dict != nullptr && PyDict_GetItemString(dict, names[i]) != nullptr) return true;
     }
-    if (!overridden) type->tp_as_number->*e.slot = e.fn;
-  }
+    return false;
+  };
+  for (const auto& e : kSlotEntries)
+    if (!overridden(e.names)) type->tp_as_number->*e.slot = e.fn;
+  for (const auto& e : kTernarySlotEntries)
+    if (!overridden(e.names)) type->tp_as_number->*e.slot = e.fn;
   PyType_Modified(type);
 }
 
@@ -460,7 +482,8 @@ void inherit_operator_slots(py::handle cls) {
 
 void install_operator_slots() {
   auto* heap = reinterpret_cast<PyHeapTypeObject*>(g_tensor_type);
-  for (const SlotEntry& e : kSlotEntries) heap->as_number.*e.slot = e.fn;
+  for (const auto& e : kSlotEntries) heap->as_number.*e.slot = e.fn;
+  for (const auto& e : kTernarySlotEntries) heap->as_number.*e.slot = e.fn;
   PyType_Modified(g_tensor_type);
 }
 
@@ -590,7 +613,7 @@ RuntimeError when the tensor requires grad (unless force=True); TypeError for bf
     int slot;  // SlotOp, or -1
   };
   for (Bin b : {Bin{"add", "add", kAdd}, Bin{"sub", "sub", kSub}, Bin{"mul", "mul", kMul}, Bin{"truediv", "div", kTrueDiv},
-                Bin{"floordiv", "floor_divide", kFloorDiv}, Bin{"mod", "remainder", kMod}, Bin{"pow", "pow", -1},
+                Bin{"floordiv", "floor_divide", kFloorDiv}, Bin{"mod", "remainder", kMod}, Bin{"pow", "pow", kPow},
                 Bin{"matmul", "matmul", kMatMul}, Bin{"and", "bitwise_and", kAnd}, Bin{"or", "bitwise_or", kOr},
                 Bin{"xor", "bitwise_xor", kXor}}) {
     // Ops are looked up once, here (they registered at load time).

@@ -100,7 +100,7 @@ class _Overrides(tandem.Tensor):
         return "radd"
 
 
-_SLOT_OPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod]
+_SLOT_OPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod, operator.pow]
 
 
 @pytest.mark.parametrize("op", _SLOT_OPS)
@@ -154,6 +154,10 @@ def test_operator_errors_raise_tandem_exceptions():
         "a" * 1.5 - x
     with pytest.raises(TypeError):
         None @ x
+    with pytest.raises(TypeError):
+        pow(x, 2, 3)  # no modular power
+    with pytest.raises(TypeError):
+        x **= "a"
     assert x.tolist() == [1, 1]
 
 
@@ -164,6 +168,7 @@ def test_large_operands_give_the_same_numbers():
     tb, tc, tr = tandem.tensor(big), tandem.tensor(col), tandem.tensor(row)
     np.testing.assert_allclose((tb * 2 + tb).numpy(), big * 2 + big, rtol=1e-6)
     np.testing.assert_allclose((tc - tr).numpy(), col - row, rtol=1e-6)  # small inputs, large broadcast
+    np.testing.assert_allclose((abs(tb) ** 0.5).numpy(), np.abs(big) ** 0.5, rtol=1e-6)
     tb += tb
     np.testing.assert_allclose(tb.numpy(), big + big, rtol=1e-6)
 
