@@ -49,8 +49,8 @@ Tensor run_op1(const OpDef& op, ArrayRef<Tensor> inputs);
 /// errors become tandem's Python exceptions).
 void set_python_error_from_current_exception();
 /// Points tandem.Tensor's number slots (+, -, *, /, //, %, **, @, &, |, ^ and their in-place
-/// forms) at C++ directly. Called last at import, after every method is bound (binding
-/// an operator method resets its slot).
+/// forms; unary -, abs, ~) and its rich comparison at C++ directly. Called last at import,
+/// after every method is bound (binding an operator method resets its slot).
 void install_operator_slots();
 
 /// A Python object shared with C++ code that may drop it on any thread, with or without

@@ -108,6 +108,40 @@ PyObject* inplace_power_slot(PyObject* a, PyObject* b, PyObject* mod) {
   return inplace_slot<K>(a, b);
 }
 
+// self OP other for the rich comparisons (tp_richcompare): Python passes the tensor as
+// self, swapping the operator when the tensor is on the right (2 < t is t > 2). Indexed
+// by Py_LT .. Py_GE.
+const OpDef* g_compare_ops[6] = {};
+
+PyObject* richcompare_slot(PyObject* self, PyObject* other, int op) {
+  try {
+    if (op < Py_LT || op > Py_GE || !is_tensor_object(self)) return not_implemented().release().ptr();
+    return binary(*g_compare_ops[op], self, other, false).release().ptr();
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return nullptr;
+  }
+}
+
+// -x, abs(x), ~x (nb_negative, nb_absolute, nb_invert).
+enum UnaryOp { kNeg, kAbs, kInvert, kNumUnaryOps };
+const OpDef* g_unary_ops[kNumUnaryOps] = {};
+
+Tensor unary(const OpDef& op, py::handle x) {
+  const Tensor* p = tensor_ptr(x.ptr());
+  return run1(op, {p != nullptr ? *p : x.cast<Tensor>()});
+}
+
+template <int K>
+PyObject* unary_slot(PyObject* x) {
+  try {
+    return wrap_tensor(unary(*g_unary_ops[K], x)).release().ptr();
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return nullptr;
+  }
+}
+
 using indexing::TensorIndex;
 
 std::optional<int64_t> opt_index(py::handle h) {
@@ -446,6 +480,12 @@ const SlotEntry<binaryfunc> kSlotEntries[] = {
     {&PyNumberMethods::nb_inplace_or, inplace_slot<kOr>, {"__ior__", nullptr}},
     {&PyNumberMethods::nb_inplace_xor, inplace_slot<kXor>, {"__ixor__", nullptr}},
 };
+const SlotEntry<unaryfunc> kUnarySlotEntries[] = {
+    {&PyNumberMethods::nb_negative, unary_slot<kNeg>, {"__neg__", nullptr}},
+    {&PyNumberMethods::nb_absolute, unary_slot<kAbs>, {"__abs__", nullptr}},
+    {&PyNumberMethods::nb_invert, unary_slot<kInvert>, {"__invert__", nullptr}},
+};
+constexpr const char* kCompareNames[] = {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"};
 const SlotEntry<ternaryfunc> kTernarySlotEntries[] = {
     {&PyNumberMethods::nb_power, power_slot<kPow>, {"__pow__", "__rpow__"}},
     {&PyNumberMethods::nb_inplace_power, inplace_power_slot<kPow>, {"__ipow__", nullptr}},
@@ -462,19 +502,22 @@ void inherit_operator_slots(py::handle cls) {
     throw TypeError("[_inherit_operator_slots] expected a Python subclass of tandem.Tensor");
   }
   py::tuple mro = py::reinterpret_borrow<py::tuple>(type->tp_mro);
-  auto overridden = [&](const char* const* names) {
+  auto overridden = [&](const char* const* names, size_t n) {
     for (py::handle k : mro) {
       if (k.ptr() == reinterpret_cast<PyObject*>(g_tensor_type)) break;
       PyObject* dict = reinterpret_cast<PyTypeObject*>(k.ptr())->tp_dict;
-      for (int i = 0; i < 2; ++i)
+      for (size_t i = 0; i < n; ++i)
         if (names[i] != nullptr && dict != nullptr && PyDict_GetItemString(dict, names[i]) != nullptr) return true;
     }
     return false;
   };
   for (const auto& e : kSlotEntries)
-    if (!overridden(e.names)) type->tp_as_number->*e.slot = e.fn;
+    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
   for (const auto& e : kTernarySlotEntries)
-    if (!overridden(e.names)) type->tp_as_number->*e.slot = e.fn;
+    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
+  for (const auto& e : kUnarySlotEntries)
+    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
+  if (!overridden(kCompareNames, 6)) type->tp_richcompare = richcompare_slot;
   PyType_Modified(type);
 }
 
@@ -484,6 +527,8 @@ void install_operator_slots() {
   auto* heap = reinterpret_cast<PyHeapTypeObject*>(g_tensor_type);
   for (const auto& e : kSlotEntries) heap->as_number.*e.slot = e.fn;
   for (const auto& e : kTernarySlotEntries) heap->as_number.*e.slot = e.fn;
+  for (const auto& e : kUnarySlotEntries) heap->as_number.*e.slot = e.fn;
+  g_tensor_type->tp_richcompare = richcompare_slot;
   PyType_Modified(g_tensor_type);
 }
 
@@ -628,16 +673,19 @@ RuntimeError when the tensor requires grad (unless force=True); TypeError for bf
     }
     if (b.slot >= 0) g_slot_ops[b.slot] = SlotOps{op, op_};
   }
-  for (Bin b : {Bin{"eq", "eq", -1}, Bin{"ne", "ne", -1}, Bin{"lt", "lt", -1}, Bin{"le", "le", -1}, Bin{"gt", "gt", -1},
-                Bin{"ge", "ge", -1}}) {
+  for (Bin b : {Bin{"lt", "lt", Py_LT}, Bin{"le", "le", Py_LE}, Bin{"eq", "eq", Py_EQ}, Bin{"ne", "ne", Py_NE},
+                Bin{"gt", "gt", Py_GT}, Bin{"ge", "ge", Py_GE}}) {
     const OpDef* op = &get_op(b.op);
     t.def((std::string("__") + b.py + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, false); },
           py::is_operator());
+    g_compare_ops[b.slot] = op;
   }
-  t.def("__neg__", [op = &get_op("neg")](const Tensor& x) { return run1(*op, {x}); })
-      .def("__pos__", [](const Tensor& x) { return x; })
-      .def("__abs__", [op = &get_op("abs")](const Tensor& x) { return run1(*op, {x}); })
-      .def("__invert__", [op = &get_op("bitwise_not")](const Tensor& x) { return run1(*op, {x}); });
+  for (Bin b : {Bin{"neg", "neg", kNeg}, Bin{"abs", "abs", kAbs}, Bin{"invert", "bitwise_not", kInvert}}) {
+    const OpDef* op = &get_op(b.op);
+    t.def((std::string("__") + b.py + "__").c_str(), [op](py::handle x) { return wrap_tensor(unary(*op, x)); });
+    g_unary_ops[b.slot] = op;
+  }
+  t.def("__pos__", [](const Tensor& x) { return x; });
 
   // C++ Tensor methods that are compositions of registered ops (no registry entry of
   // their own), with PyTorch's Python signatures. Shapes given unpacked or as one sequence.

@@ -115,6 +115,41 @@ def test_subclass_operands_compute_what_tensors_do(op):
         np.testing.assert_allclose(r.numpy(), want, rtol=1e-6)
 
 
+@pytest.mark.parametrize("op", [operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge])
+def test_comparisons_with_numbers_subclasses_and_reflection(op):
+    a = tandem.tensor(A)
+    p = tandem.nn.Parameter(tandem.tensor(B), requires_grad=False)
+    for x, y, want in ((a, p, op(A, B)), (p, a, op(B, A)), (a, 1.5, op(A, 1.5)), (1.5, a, op(1.5, A)),
+                       (_Plain(tandem.tensor(B)), 0, op(B, 0))):
+        r = op(x, y)
+        assert type(r) is tandem.Tensor and r.dtype is tandem.bool
+        assert r.tolist() == want.tolist()
+
+
+def test_unary_operators_and_odd_comparisons():
+    a, p = tandem.tensor(A), tandem.nn.Parameter(tandem.tensor(B), requires_grad=False)
+    np.testing.assert_array_equal((-p).numpy(), -B)
+    np.testing.assert_array_equal(abs(_Plain(tandem.tensor(A))).numpy(), np.abs(A))
+    assert (~tandem.tensor([True, False])).tolist() == [False, True]
+    np.testing.assert_array_equal((+a).numpy(), A)
+    assert (a != "x") is True and (a == "x") is False  # not tensor ops: Python's identity fallback
+    with pytest.raises(TypeError):
+        a < "x"
+    with pytest.raises(tandem.ShapeError, match=r"\[lt\]"):
+        a < tandem.ones(4)
+    with pytest.raises(TypeError, match="bitwise_not"):
+        ~a  # float
+
+    class Eq(tandem.Tensor):
+        def __eq__(self, other):
+            return "eq"
+        __hash__ = tandem.Tensor.__hash__
+
+    e = Eq(tandem.tensor(B))
+    assert (a == e) == "eq" and (e == a) == "eq"
+    assert (e < a).tolist() == (B < A).tolist()
+
+
 def test_subclass_overriding_an_operator_keeps_python_rules():
     a, o = tandem.tensor(A), _Overrides(tandem.tensor(B))
     assert o + a == "add"
