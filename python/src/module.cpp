@@ -52,6 +52,7 @@ Scalar to_scalar(py::handle h) {
 }
 
 Tensor to_tensor_arg(py::handle h, const char* what) {
+  if (const Tensor* t = tensor_ptr(h.ptr())) return *t;
   if (py::isinstance<Tensor>(h)) return h.cast<Tensor>();
   if (is_python_number(h)) return wrap_scalar(to_scalar(h));
   throw TypeError(str_cat("[tandem] argument '", what, "' must be a Tensor or a number, got ",
@@ -168,4 +169,5 @@ PYBIND11_MODULE(_C, m) {
   tandem::python::bind_dlpack(m, tensor_class);
   tandem::python::bind_nn(m, tensor_class);
   tandem::python::bind_io(m);
+  tandem::python::install_operator_slots();
 }

@@ -121,8 +121,10 @@ struct PyOp {
     // Keyword arguments are read, never removed: the dict may be the caller's own
     // (op(**d) can pass it through); `used` counts them to find unexpected names.
     size_t used = 0;
+    const bool no_kwargs = PyDict_GET_SIZE(kwargs.ptr()) == 0;
     auto take = [&](const std::string& name, const char* alias) -> py::object {
       if (pos < n_args) return args[pos++];
+      if (no_kwargs) return py::object();
       if (PyObject* v = PyDict_GetItemString(kwargs.ptr(), name.c_str())) {
         ++used;
         return py::reinterpret_borrow<py::object>(v);
@@ -174,6 +176,7 @@ struct PyOp {
     // natural one, try the next candidate and remember what worked for this op.
     std::vector<Kind> kinds(op.attrs.size(), Kind::Natural);
     for (size_t k = 0; k < op.attrs.size(); ++k) {
+      if (op.attrs[k].default_value.index() != 0) continue;  // only None defaults learn a kind
       auto it = learnt_kinds().find({op.id, k});
       if (it != learnt_kinds().end()) kinds[k] = it->second;
     }
@@ -191,9 +194,9 @@ struct PyOp {
         for (size_t k = 0; k < op.attrs.size(); ++k) {
           if (kinds[k] != Kind::Natural) learnt_kinds()[{op.id, k}] = kinds[k];
         }
-        if (op.num_outputs == 1 && out.size() == 1) return py::cast(out[0]);
+        if (op.num_outputs == 1 && out.size() == 1) return wrap_tensor(std::move(out[0]));
         py::tuple res(out.size());
-        for (size_t i = 0; i < out.size(); ++i) res[i] = tensor_or_none(out[i]);
+        for (size_t i = 0; i < out.size(); ++i) res[i] = out[i].defined() ? wrap_tensor(std::move(out[i])) : py::none();
         return res;
       } catch (const tandem::TypeError& e) {
         const int64_t k = wrong_kind_index(e.what());

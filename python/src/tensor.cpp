@@ -1,7 +1,11 @@
 // tandem._C.Tensor: properties, Python operators, indexing, conversions to Python values
 // and numpy (zero-copy both ways), and the creation functions the package wraps.
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common.h"
@@ -12,30 +16,130 @@ namespace {
 
 std::string type_name(py::handle h) { return py::str(py::type::of(h).attr("__name__")).cast<std::string>(); }
 
-// Runs a registered op by name without the GIL (kernels may take long; other Python
-// threads run meanwhile). The OpDef is looked up once per call site.
-Tensor run1(const OpDef& op, std::vector<Tensor> inputs) {
-  py::gil_scoped_release nogil;
-  return dispatch1(op, inputs);
+PyTypeObject* g_tensor_type = nullptr;
+const py::detail::type_info* g_tensor_tinfo = nullptr;
+using TensorHolder = py::class_<Tensor>::holder_type;
+static_assert(std::is_same_v<TensorHolder, std::unique_ptr<Tensor>>, "wrap_tensor builds a unique_ptr holder");
+
+// Runs a registered op (looked up once per call site); see run_op1 for the GIL.
+Tensor run1(const OpDef& op, std::initializer_list<Tensor> inputs) {
+  return run_op1(op, ArrayRef<Tensor>(inputs.begin(), inputs.size()));
 }
 
 py::object not_implemented() { return py::reinterpret_borrow<py::object>(Py_NotImplemented); }
 
+bool is_tensor_object(PyObject* o) { return PyObject_TypeCheck(o, g_tensor_type) != 0; }
+
 // a OP b for Python's binary operators; `reflected` for __radd__ & co. (b OP a).
 // NotImplemented for operands that are neither tensors nor numbers, so Python tries the
-// other side (and raises its usual TypeError).
+// other side (and raises its usual TypeError). Two tensors take the fast path: no
+// pybind11 conversion, the GIL kept for small operands.
 py::object binary(const OpDef& op, py::handle a, py::handle b, bool reflected) {
-  if (!py::isinstance<Tensor>(b) && !is_python_number(b)) return not_implemented();
-  Tensor ta = a.cast<Tensor>();
-  Tensor tb = to_tensor_arg(b, "other");
-  return py::cast(reflected ? run1(op, {tb, ta}) : run1(op, {ta, tb}));
+  const Tensor* pa = tensor_ptr(a.ptr());
+  const Tensor* pb = tensor_ptr(b.ptr());
+  if (pa != nullptr && pb != nullptr) {
+    const Tensor in[2] = {reflected ? *pb : *pa, reflected ? *pa : *pb};
+    return wrap_tensor(run_op1(op, ArrayRef<Tensor>(in, 2)));
+  }
+  if (pb == nullptr && !is_tensor_object(b.ptr()) && !is_python_number(b)) return not_implemented();
+  Tensor ta = pa != nullptr ? *pa : a.cast<Tensor>();
+  Tensor tb = pb != nullptr ? *pb : to_tensor_arg(b, "other");
+  return wrap_tensor(reflected ? run1(op, {tb, ta}) : run1(op, {ta, tb}));
 }
 
 // a OP= b: the op's in-place variant writes into a, which Python then rebinds to itself.
 py::object inplace(const OpDef& op, py::handle a, py::handle b) {
-  if (!py::isinstance<Tensor>(b) && !is_python_number(b)) return not_implemented();
-  run1(op, {a.cast<Tensor>(), to_tensor_arg(b, "other")});
+  const Tensor* pb = tensor_ptr(b.ptr());
+  if (pb == nullptr && !is_tensor_object(b.ptr()) && !is_python_number(b)) return not_implemented();
+  const Tensor* pa = tensor_ptr(a.ptr());
+  Tensor ta = pa != nullptr ? *pa : a.cast<Tensor>();
+  run1(op, {ta, pb != nullptr ? *pb : to_tensor_arg(b, "other")});
   return py::reinterpret_borrow<py::object>(a);
+}
+
+// The number slots of tandem.Tensor's type, filled by hand (install_operator_slots) so
+// that `a + b` calls C++ at once: the slots pybind11's methods give the type look up
+// `__add__` on each call and go through pybind11's argument dispatch. They compute what
+// those methods compute: the left operand's `__add__` when it is a tensor, else the
+// right one's `__radd__`. A Python subclass of Tensor gets them too for the operators it
+// does not override (inherit_operator_slots); one that overrides `__add__` or `__radd__`
+// keeps Python's generic slot, so its methods are found as before.
+enum SlotOp { kAdd, kSub, kMul, kTrueDiv, kFloorDiv, kMod, kPow, kMatMul, kAnd, kOr, kXor, kNumSlotOps };
+struct SlotOps {
+  const OpDef* op = nullptr;
+  const OpDef* inplace = nullptr;  // nullptr: no in-place slot (matmul)
+};
+SlotOps g_slot_ops[kNumSlotOps];
+
+template <int K>
+PyObject* binary_slot(PyObject* a, PyObject* b) {
+  try {
+    const OpDef& op = *g_slot_ops[K].op;
+    if (is_tensor_object(a)) return binary(op, a, b, false).release().ptr();
+    return binary(op, b, a, true).release().ptr();
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return nullptr;
+  }
+}
+
+template <int K>
+PyObject* inplace_slot(PyObject* a, PyObject* b) {
+  try {
+    if (!is_tensor_object(a)) return not_implemented().release().ptr();
+    return inplace(*g_slot_ops[K].inplace, a, b).release().ptr();
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return nullptr;
+  }
+}
+
+// a ** b (nb_power is ternary: pow(a, b, m) has no tensor meaning, so NotImplemented, and
+// Python raises its TypeError).
+template <int K>
+PyObject* power_slot(PyObject* a, PyObject* b, PyObject* mod) {
+  if (mod != Py_None) return not_implemented().release().ptr();
+  return binary_slot<K>(a, b);
+}
+
+template <int K>
+PyObject* inplace_power_slot(PyObject* a, PyObject* b, PyObject* mod) {
+  if (mod != Py_None) return not_implemented().release().ptr();
+  return inplace_slot<K>(a, b);
+}
+
+// self OP other for the rich comparisons (tp_richcompare): Python passes the tensor as
+// self, swapping the operator when the tensor is on the right (2 < t is t > 2). Indexed
+// by Py_LT .. Py_GE.
+const OpDef* g_compare_ops[6] = {};
+
+PyObject* richcompare_slot(PyObject* self, PyObject* other, int op) {
+  try {
+    if (op < Py_LT || op > Py_GE || !is_tensor_object(self)) return not_implemented().release().ptr();
+    return binary(*g_compare_ops[op], self, other, false).release().ptr();
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return nullptr;
+  }
+}
+
+// -x, abs(x), ~x (nb_negative, nb_absolute, nb_invert).
+enum UnaryOp { kNeg, kAbs, kInvert, kNumUnaryOps };
+const OpDef* g_unary_ops[kNumUnaryOps] = {};
+
+Tensor unary(const OpDef& op, py::handle x) {
+  const Tensor* p = tensor_ptr(x.ptr());
+  return run1(op, {p != nullptr ? *p : x.cast<Tensor>()});
+}
+
+template <int K>
+PyObject* unary_slot(PyObject* x) {
+  try {
+    return wrap_tensor(unary(*g_unary_ops[K], x)).release().ptr();
+  } catch (...) {
+    set_python_error_from_current_exception();
+    return nullptr;
+  }
 }
 
 using indexing::TensorIndex;
@@ -288,12 +392,154 @@ TensorOptions options(std::optional<DType> dtype, bool requires_grad) {
 
 }  // namespace
 
+const Tensor* tensor_ptr(PyObject* o) {
+  if (!is_tensor_object(o)) return nullptr;
+  // A subclass mixing in another pybind11 class has the non-simple layout: left to
+  // pybind11. A null value pointer: __init__ has not run (pybind11 then raises).
+  auto* inst = reinterpret_cast<py::detail::instance*>(o);
+  if (!inst->simple_layout) return nullptr;
+  return static_cast<const Tensor*>(inst->simple_value_holder[0]);
+}
+
+py::object wrap_tensor(Tensor t) {
+  // What pybind11's cast of a moved value does (make the instance, move the value to the
+  // heap, register the instance, construct the holder), with the type info looked up once.
+  auto self = py::reinterpret_steal<py::object>(py::detail::make_new_instance(g_tensor_type));
+  if (!self) throw py::error_already_set();
+  auto* inst = reinterpret_cast<py::detail::instance*>(self.ptr());
+  auto v_h = inst->get_value_and_holder(g_tensor_tinfo);
+  auto* value = new Tensor(std::move(t));
+  v_h.value_ptr() = value;
+  inst->owned = true;
+  // The holder first: if registering throws, the instance's dealloc frees the value.
+  new (std::addressof(v_h.holder<TensorHolder>())) TensorHolder(value);
+  v_h.set_holder_constructed();
+  py::detail::register_instance(inst, value, g_tensor_tinfo);
+  v_h.set_instance_registered();
+  return self;
+}
+
+bool small_enough_for_gil(ArrayRef<Tensor> inputs) {
+  int64_t work = 1;
+  for (const Tensor& x : inputs) {
+    if (!x.defined()) continue;
+    const int64_t n = x.numel();
+    if (n > kGrainSize) return false;
+    work *= std::max<int64_t>(n, 1);
+    if (work > kGrainSize) return false;
+  }
+  return true;
+}
+
+Tensor run_op1(const OpDef& op, ArrayRef<Tensor> inputs) {
+  if (small_enough_for_gil(inputs)) return dispatch1(op, inputs);
+  py::gil_scoped_release nogil;
+  return dispatch1(op, inputs);
+}
+
+void set_python_error_from_current_exception() {
+  try {
+    throw;
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (...) {
+    if (py::detail::apply_exception_translators(py::detail::get_local_internals().registered_exception_translators))
+      return;
+    if (py::detail::apply_exception_translators(py::detail::get_internals().registered_exception_translators)) return;
+    PyErr_SetString(PyExc_SystemError, "Exception escaped from default exception translator!");
+  }
+}
+
+namespace {
+
+// The number slots install_operator_slots fills, and the methods each one stands for.
+template <typename Fn>
+struct SlotEntry {
+  Fn PyNumberMethods::*slot;
+  Fn fn;
+  const char* names[2];
+};
+const SlotEntry<binaryfunc> kSlotEntries[] = {
+    {&PyNumberMethods::nb_add, binary_slot<kAdd>, {"__add__", "__radd__"}},
+    {&PyNumberMethods::nb_subtract, binary_slot<kSub>, {"__sub__", "__rsub__"}},
+    {&PyNumberMethods::nb_multiply, binary_slot<kMul>, {"__mul__", "__rmul__"}},
+    {&PyNumberMethods::nb_true_divide, binary_slot<kTrueDiv>, {"__truediv__", "__rtruediv__"}},
+    {&PyNumberMethods::nb_floor_divide, binary_slot<kFloorDiv>, {"__floordiv__", "__rfloordiv__"}},
+    {&PyNumberMethods::nb_remainder, binary_slot<kMod>, {"__mod__", "__rmod__"}},
+    {&PyNumberMethods::nb_matrix_multiply, binary_slot<kMatMul>, {"__matmul__", "__rmatmul__"}},
+    {&PyNumberMethods::nb_and, binary_slot<kAnd>, {"__and__", "__rand__"}},
+    {&PyNumberMethods::nb_or, binary_slot<kOr>, {"__or__", "__ror__"}},
+    {&PyNumberMethods::nb_xor, binary_slot<kXor>, {"__xor__", "__rxor__"}},
+    {&PyNumberMethods::nb_inplace_add, inplace_slot<kAdd>, {"__iadd__", nullptr}},
+    {&PyNumberMethods::nb_inplace_subtract, inplace_slot<kSub>, {"__isub__", nullptr}},
+    {&PyNumberMethods::nb_inplace_multiply, inplace_slot<kMul>, {"__imul__", nullptr}},
+    {&PyNumberMethods::nb_inplace_true_divide, inplace_slot<kTrueDiv>, {"__itruediv__", nullptr}},
+    {&PyNumberMethods::nb_inplace_floor_divide, inplace_slot<kFloorDiv>, {"__ifloordiv__", nullptr}},
+    {&PyNumberMethods::nb_inplace_remainder, inplace_slot<kMod>, {"__imod__", nullptr}},
+    {&PyNumberMethods::nb_inplace_and, inplace_slot<kAnd>, {"__iand__", nullptr}},
+    {&PyNumberMethods::nb_inplace_or, inplace_slot<kOr>, {"__ior__", nullptr}},
+    {&PyNumberMethods::nb_inplace_xor, inplace_slot<kXor>, {"__ixor__", nullptr}},
+};
+const SlotEntry<unaryfunc> kUnarySlotEntries[] = {
+    {&PyNumberMethods::nb_negative, unary_slot<kNeg>, {"__neg__", nullptr}},
+    {&PyNumberMethods::nb_absolute, unary_slot<kAbs>, {"__abs__", nullptr}},
+    {&PyNumberMethods::nb_invert, unary_slot<kInvert>, {"__invert__", nullptr}},
+};
+constexpr const char* kCompareNames[] = {"__lt__", "__le__", "__eq__", "__ne__", "__gt__", "__ge__"};
+const SlotEntry<ternaryfunc> kTernarySlotEntries[] = {
+    {&PyNumberMethods::nb_power, power_slot<kPow>, {"__pow__", "__rpow__"}},
+    {&PyNumberMethods::nb_inplace_power, inplace_power_slot<kPow>, {"__ipow__", nullptr}},
+};
+
+// Gives a Python subclass of Tensor the C++ slots for the operators none of its classes
+// below Tensor defines (Python gave it generic slots that look the methods up per call;
+// with the C++ ones an nn.Parameter operand costs what a tensor does). Called by
+// Tensor.__init_subclass__ (tandem/_tensor.py).
+void inherit_operator_slots(py::handle cls) {
+  auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  if (!PyType_Check(cls.ptr()) || !(type->tp_flags & Py_TPFLAGS_HEAPTYPE) || type == g_tensor_type ||
+      !PyType_IsSubtype(type, g_tensor_type) || type->tp_as_number == nullptr) {
+    throw TypeError("[_inherit_operator_slots] expected a Python subclass of tandem.Tensor");
+  }
+  py::tuple mro = py::reinterpret_borrow<py::tuple>(type->tp_mro);
+  auto overridden = [&](const char* const* names, size_t n) {
+    for (py::handle k : mro) {
+      if (k.ptr() == reinterpret_cast<PyObject*>(g_tensor_type)) break;
+      PyObject* dict = reinterpret_cast<PyTypeObject*>(k.ptr())->tp_dict;
+      for (size_t i = 0; i < n; ++i)
+        if (names[i] != nullptr && dict != nullptr && PyDict_GetItemString(dict, names[i]) != nullptr) return true;
+    }
+    return false;
+  };
+  for (const auto& e : kSlotEntries)
+    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
+  for (const auto& e : kTernarySlotEntries)
+    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
+  for (const auto& e : kUnarySlotEntries)
+    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
+  if (!overridden(kCompareNames, 6)) type->tp_richcompare = richcompare_slot;
+  PyType_Modified(type);
+}
+
+}  // namespace
+
+void install_operator_slots() {
+  auto* heap = reinterpret_cast<PyHeapTypeObject*>(g_tensor_type);
+  for (const auto& e : kSlotEntries) heap->as_number.*e.slot = e.fn;
+  for (const auto& e : kTernarySlotEntries) heap->as_number.*e.slot = e.fn;
+  for (const auto& e : kUnarySlotEntries) heap->as_number.*e.slot = e.fn;
+  g_tensor_type->tp_richcompare = richcompare_slot;
+  PyType_Modified(g_tensor_type);
+}
+
 py::class_<Tensor> bind_tensor(py::module_& m) {
   py::class_<Tensor> t(m, "Tensor", R"doc(A strided n-dimensional array with autograd (torch.Tensor).
 
 Create tensors with tandem.tensor, zeros, ones, full, arange, randn, rand, empty or
 from_numpy. Every registered op is also a method (x.sum(dim=0), x.relu()).)doc");
 
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(t.ptr());
+  g_tensor_tinfo = py::detail::get_type_info(typeid(Tensor));
   {
     auto* heap = reinterpret_cast<PyHeapTypeObject*>(t.ptr());
     heap->as_buffer.bf_getbuffer = tensor_getbuffer;
@@ -404,33 +650,42 @@ RuntimeError when the tensor requires grad (unless force=True); TypeError for bf
       });
 
   // Python operators, all through the registered ops (so autograd and capture see them).
+  // The methods serve explicit calls (Tensor.__add__(a, b)) and Python subclasses; the
+  // type's own slots go straight to C++ (install_operator_slots).
   struct Bin {
     const char* py;
     const char* op;
+    int slot;  // SlotOp, or -1
   };
-  for (Bin b : {Bin{"add", "add"}, Bin{"sub", "sub"}, Bin{"mul", "mul"}, Bin{"truediv", "div"},
-                Bin{"floordiv", "floor_divide"}, Bin{"mod", "remainder"}, Bin{"pow", "pow"},
-                Bin{"matmul", "matmul"}, Bin{"and", "bitwise_and"}, Bin{"or", "bitwise_or"},
-                Bin{"xor", "bitwise_xor"}}) {
+  for (Bin b : {Bin{"add", "add", kAdd}, Bin{"sub", "sub", kSub}, Bin{"mul", "mul", kMul}, Bin{"truediv", "div", kTrueDiv},
+                Bin{"floordiv", "floor_divide", kFloorDiv}, Bin{"mod", "remainder", kMod}, Bin{"pow", "pow", kPow},
+                Bin{"matmul", "matmul", kMatMul}, Bin{"and", "bitwise_and", kAnd}, Bin{"or", "bitwise_or", kOr},
+                Bin{"xor", "bitwise_xor", kXor}}) {
     // Ops are looked up once, here (they registered at load time).
     const std::string n = b.py;
     const OpDef* op = &get_op(b.op);
     t.def(("__" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, false); }, py::is_operator());
     t.def(("__r" + n + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, true); }, py::is_operator());
+    const OpDef* op_ = nullptr;
     if (n != "matmul") {
-      const OpDef* op_ = &get_op(std::string(b.op) + "_");
+      op_ = &get_op(std::string(b.op) + "_");
       t.def(("__i" + n + "__").c_str(), [op_](py::handle a, py::handle o) { return inplace(*op_, a, o); }, py::is_operator());
     }
+    if (b.slot >= 0) g_slot_ops[b.slot] = SlotOps{op, op_};
   }
-  for (Bin b : {Bin{"eq", "eq"}, Bin{"ne", "ne"}, Bin{"lt", "lt"}, Bin{"le", "le"}, Bin{"gt", "gt"}, Bin{"ge", "ge"}}) {
+  for (Bin b : {Bin{"lt", "lt", Py_LT}, Bin{"le", "le", Py_LE}, Bin{"eq", "eq", Py_EQ}, Bin{"ne", "ne", Py_NE},
+                Bin{"gt", "gt", Py_GT}, Bin{"ge", "ge", Py_GE}}) {
     const OpDef* op = &get_op(b.op);
     t.def((std::string("__") + b.py + "__").c_str(), [op](py::handle a, py::handle o) { return binary(*op, a, o, false); },
           py::is_operator());
+    g_compare_ops[b.slot] = op;
   }
-  t.def("__neg__", [](const Tensor& x) { return run1(get_op("neg"), {x}); })
-      .def("__pos__", [](const Tensor& x) { return x; })
-      .def("__abs__", [](const Tensor& x) { return run1(get_op("abs"), {x}); })
-      .def("__invert__", [](const Tensor& x) { return run1(get_op("bitwise_not"), {x}); });
+  for (Bin b : {Bin{"neg", "neg", kNeg}, Bin{"abs", "abs", kAbs}, Bin{"invert", "bitwise_not", kInvert}}) {
+    const OpDef* op = &get_op(b.op);
+    t.def((std::string("__") + b.py + "__").c_str(), [op](py::handle x) { return wrap_tensor(unary(*op, x)); });
+    g_unary_ops[b.slot] = op;
+  }
+  t.def("__pos__", [](const Tensor& x) { return x; });
 
   // C++ Tensor methods that are compositions of registered ops (no registry entry of
   // their own), with PyTorch's Python signatures. Shapes given unpacked or as one sequence.
@@ -477,6 +732,9 @@ RuntimeError when the tensor requires grad (unless force=True); TypeError for bf
         return x.clone();
       }, "A contiguous copy (differentiable).");
 
+  m.def("_inherit_operator_slots", &inherit_operator_slots, py::arg("cls"),
+        "Gives a Python subclass of Tensor the C++ operator slots for the operators it does not override "
+        "(Tensor.__init_subclass__ calls it). TypeError for anything but such a subclass.");
   m.def("from_numpy", &from_numpy, py::arg("ndarray"),
         R"doc(A tensor sharing the memory of a numpy array (no copy), which it keeps alive.
 

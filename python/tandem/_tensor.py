@@ -55,6 +55,16 @@ Tensor.__contains__ = _contains
 Tensor.__format__ = _format
 
 
+def _init_subclass(cls, **kwargs):
+    """A Python subclass (nn.Parameter, a user's) gets Tensor's C++ operator slots for
+    the operators it does not override, so `x + p` costs what `x + y` does."""
+    super(Tensor, cls).__init_subclass__(**kwargs)
+    _C._inherit_operator_slots(cls)
+
+
+Tensor.__init_subclass__ = classmethod(_init_subclass)
+
+
 def _rebuild(array, dtype_name, requires_grad):
     """Unpickles a tensor: a copy of `array` converted to the dtype named."""
     t = _C.from_numpy(array).clone().to(_C.dtype_from_name(dtype_name))

@@ -86,6 +86,128 @@ def test_operator_with_unsupported_type_raises_type_error():
         tandem.ones(2) + "a"
 
 
+class _Plain(tandem.Tensor):
+    """A subclass overriding no operator (it gets Tensor's C++ slots)."""
+
+
+class _Overrides(tandem.Tensor):
+    """A subclass overriding + (both sides) and nothing else."""
+
+    def __add__(self, other):
+        return "add"
+
+    def __radd__(self, other):
+        return "radd"
+
+
+_SLOT_OPS = [operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv, operator.mod, operator.pow]
+
+
+@pytest.mark.parametrize("op", _SLOT_OPS)
+def test_subclass_operands_compute_what_tensors_do(op):
+    a = tandem.tensor(A)
+    p = tandem.nn.Parameter(tandem.tensor(B), requires_grad=False)
+    s = _Plain(tandem.tensor(B))
+    for x, y, want in ((a, p, op(A, B)), (p, a, op(B, A)), (a, s, op(A, B)), (s, a, op(B, A)), (p, s, op(B, B)),
+                       (p, 2.0, op(B, np.float32(2))), (3, s, op(np.float32(3), B))):
+        r = op(x, y)
+        assert type(r) is tandem.Tensor and r.dtype is tandem.float32
+        np.testing.assert_allclose(r.numpy(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("op", [operator.lt, operator.le, operator.eq, operator.ne, operator.gt, operator.ge])
+def test_comparisons_with_numbers_subclasses_and_reflection(op):
+    a = tandem.tensor(A)
+    p = tandem.nn.Parameter(tandem.tensor(B), requires_grad=False)
+    for x, y, want in ((a, p, op(A, B)), (p, a, op(B, A)), (a, 1.5, op(A, 1.5)), (1.5, a, op(1.5, A)),
+                       (_Plain(tandem.tensor(B)), 0, op(B, 0))):
+        r = op(x, y)
+        assert type(r) is tandem.Tensor and r.dtype is tandem.bool
+        assert r.tolist() == want.tolist()
+
+
+def test_unary_operators_and_odd_comparisons():
+    a, p = tandem.tensor(A), tandem.nn.Parameter(tandem.tensor(B), requires_grad=False)
+    np.testing.assert_array_equal((-p).numpy(), -B)
+    np.testing.assert_array_equal(abs(_Plain(tandem.tensor(A))).numpy(), np.abs(A))
+    assert (~tandem.tensor([True, False])).tolist() == [False, True]
+    np.testing.assert_array_equal((+a).numpy(), A)
+    assert (a != "x") is True and (a == "x") is False  # not tensor ops: Python's identity fallback
+    with pytest.raises(TypeError):
+        a < "x"
+    with pytest.raises(tandem.ShapeError, match=r"\[lt\]"):
+        a < tandem.ones(4)
+    with pytest.raises(TypeError, match="bitwise_not"):
+        ~a  # float
+
+    class Eq(tandem.Tensor):
+        def __eq__(self, other):
+            return "eq"
+        __hash__ = tandem.Tensor.__hash__
+
+    e = Eq(tandem.tensor(B))
+    assert (a == e) == "eq" and (e == a) == "eq"
+    assert (e < a).tolist() == (B < A).tolist()
+
+
+def test_subclass_overriding_an_operator_keeps_python_rules():
+    a, o = tandem.tensor(A), _Overrides(tandem.tensor(B))
+    assert o + a == "add"
+    assert a + o == "radd"  # a subclass's reflected method goes first
+    assert 1 + o == "radd"
+    np.testing.assert_allclose((o - a).numpy(), B - A)  # not overridden
+    np.testing.assert_allclose((a * o).numpy(), A * B)
+    _Overrides.__sub__ = lambda self, other: "sub"  # assigned later: Python's rules again
+    try:
+        assert o - a == "sub"
+    finally:
+        del _Overrides.__sub__
+    np.testing.assert_allclose((o - a).numpy(), B - A)
+
+
+def test_operator_methods_called_explicitly():
+    a, b = tandem.tensor(A), tandem.tensor(B)
+    np.testing.assert_allclose(tandem.Tensor.__add__(a, b).numpy(), A + B)
+    np.testing.assert_allclose(a.__rsub__(b).numpy(), B - A)
+    np.testing.assert_allclose(a.__rtruediv__(2).numpy(), 2 / A, rtol=1e-6)
+    assert a.__add__("x") is NotImplemented and a.__radd__(None) is NotImplemented
+    np.testing.assert_allclose((a @ tandem.tensor(B.T)).numpy(), A @ B.T, rtol=1e-6)
+    np.testing.assert_allclose(a.__rmatmul__(tandem.tensor(B.T)).numpy(), B.T @ A, rtol=1e-6)
+
+
+def test_operator_errors_raise_tandem_exceptions():
+    with pytest.raises(tandem.ShapeError, match=r"\[add\]"):
+        tandem.ones(2) + tandem.ones(3)
+    with pytest.raises(tandem.ShapeError, match=r"\[sub\]"):
+        3 - tandem.ones(2) - tandem.ones(3)
+    x = tandem.ones(2, dtype=tandem.int64)
+    with pytest.raises(TypeError, match="can't be cast"):
+        x += tandem.ones(2)
+    with pytest.raises(TypeError):
+        x += "a"
+    with pytest.raises(TypeError):
+        "a" * 1.5 - x
+    with pytest.raises(TypeError):
+        None @ x
+    with pytest.raises(TypeError):
+        pow(x, 2, 3)  # no modular power
+    with pytest.raises(TypeError):
+        x **= "a"
+    assert x.tolist() == [1, 1]
+
+
+def test_large_operands_give_the_same_numbers():
+    # Above the size that runs with the GIL held: the kernel runs without it.
+    rng = np.random.default_rng(0)
+    big, col, row = (rng.standard_normal(s).astype(np.float32) for s in ((70000,), (300, 1), (1, 300)))
+    tb, tc, tr = tandem.tensor(big), tandem.tensor(col), tandem.tensor(row)
+    np.testing.assert_allclose((tb * 2 + tb).numpy(), big * 2 + big, rtol=1e-6)
+    np.testing.assert_allclose((tc - tr).numpy(), col - row, rtol=1e-6)  # small inputs, large broadcast
+    np.testing.assert_allclose((abs(tb) ** 0.5).numpy(), np.abs(big) ** 0.5, rtol=1e-6)
+    tb += tb
+    np.testing.assert_allclose(tb.numpy(), big + big, rtol=1e-6)
+
+
 N = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
 
 
