@@ -2,7 +2,8 @@
 
 The same step as bench/bench_train.cpp (and its libtorch peer): random data of
 Fashion-MNIST shape, batch 128, four batches cycled; mlp 784-256-128-10 with SGD (lr 0.05, momentum 0.9), cnn
-conv32-pool-conv64-pool-fc128-fc10 with Adam (lr 1e-3); zero_grad (set to none),
+conv32-pool-conv64-pool-fc128-fc10 with Adam (lr 1e-3); zero_grad (each library's
+default, as in the C++ harness: tandem sets gradients to none, PyTorch 1.13 zeroes them),
 forward, cross-entropy, backward, optimizer step. The models are written in Python
 (nn.Sequential of the built-in layers, PyTorch's default initialisation in both libraries).
 Modes: "eager" for both libraries; "step" (tandem only) compiles the whole step function
@@ -42,7 +43,7 @@ def measure(t, model, mode, rounds, seconds):
     F = t.nn.functional
 
     def step(xb, yb):
-        opt.zero_grad(set_to_none=True)
+        opt.zero_grad()  # each library's default, as the C++ harness calls it
         loss = F.cross_entropy(net(xb), yb)
         loss.backward()
         opt.step()
