@@ -231,26 +231,21 @@ fi
 if [[ $what == all || $what == python ]]; then
   [[ -f $build/python/tandem/__init__.py ]] || { echo "run_all.sh: no $build/python/tandem; build it with ./run bench" >&2; exit 1; }
   : > "$out/python_commands.txt"
-  for label in torch_default torch_best tandem; do
-    env=()
+  # py_one LABEL SCRIPT TSV: SCRIPT under Debian's python3 for LABEL (torch_default,
+  # torch_best or tandem), its output into TSV.
+  py_one() {
+    local label=$1 script=$2 tsv=$3 lib=torch env=()
     [[ $label == torch_best ]] && env=("${best[@]}")
-    lib=torch
     [[ $label == tandem ]] && lib=tandem env=(PYTHONPATH="$build/python")
-    cmd=("${clean_env[@]}" "${env[@]}" "$py" bench/bench_python.py "$lib")
+    local cmd=("${clean_env[@]}" "${env[@]}" "$py" "$script" "$lib")
     echo "== python $label: ${cmd[*]}"
     echo "${cmd[*]}" >> "$out/python_commands.txt"
-    "${cmd[@]}" > "$out/python_$label.tsv"
-  done
+    "${cmd[@]}" > "$tsv"
+  }
+  for label in torch_default torch_best tandem; do py_one "$label" bench/bench_python.py "$out/python_$label.tsv"; done
   # The Fashion-MNIST training steps written in Python (bench/bench_python_train.py) against
   # the same steps from C++ (bench_train, bench_peer_torch_train), tandem and torch best.
-  for label in tandem torch_best; do
-    env=("${best[@]}") lib=torch
-    [[ $label == tandem ]] && lib=tandem env=(PYTHONPATH="$build/python")
-    cmd=("${clean_env[@]}" "${env[@]}" "$py" bench/bench_python_train.py "$lib")
-    echo "== python train $label: ${cmd[*]}"
-    echo "${cmd[*]}" >> "$out/python_commands.txt"
-    "${cmd[@]}" > "$out/python_train_$label.tsv"
-  done
+  for label in tandem torch_best; do py_one "$label" bench/bench_python_train.py "$out/python_train_$label.tsv"; done
   : > "$out/cxx_train_tandem.tsv"
   : > "$out/cxx_train_torch_best.tsv"
   for model in mlp cnn; do
