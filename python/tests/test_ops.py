@@ -183,6 +183,17 @@ def test_type_stubs_cover_the_api():
     assert {"add", "sum", "relu", "view", "backward", "__add__", "__radd__", "numpy"} <= methods
     index_select = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "index_select")
     assert [a.arg for a in index_select.args.args] == ["input", "dim", "index"]
+    # tandem._C's bound classes (optimizers, schedulers, data loading, ...) have stubs too.
+    c_tree = ast.parse(open(os.path.join(os.path.dirname(tandem.__file__), "_C.pyi")).read())
+    classes = {n.name: n for n in c_tree.body if isinstance(n, ast.ClassDef)}
+    bound = {n for n, v in vars(tandem._C).items() if isinstance(v, type) and n not in ("Tensor", "dtype")}
+    assert bound <= set(classes) and {"SGD", "Adam", "StepLR", "DataLoader", "FashionMNIST"} <= bound
+    assert [b.id for b in classes["SGD"].bases] == ["Optimizer"]
+    sgd_init = next(n for n in classes["SGD"].body if isinstance(n, ast.FunctionDef) and n.name == "__init__")
+    assert [a.arg for a in sgd_init.args.args][:3] == ["self", "params", "lr"]
+    assert [a.arg for a in sgd_init.args.kwonlyargs] == ["maximize"]
+    step = next(n for n in classes["Optimizer"].body if isinstance(n, ast.FunctionDef) and n.name == "step")
+    assert [a.arg for a in step.args.args] == ["self", "closure"]
 
 
 def test_named_tuples_and_pytorch_overloads():
