@@ -74,7 +74,7 @@ std::shared_ptr<py::object> shared_py(py::object o) {
 
 py::object tensor_or_none(const Tensor& t) {
   if (!t.defined()) return py::none();
-  return py::cast(t);
+  return wrap_tensor(t);
 }
 
 void bind_dtypes_and_errors(py::module_& m) {

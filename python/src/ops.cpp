@@ -196,7 +196,7 @@ struct PyOp {
         }
         if (op.num_outputs == 1 && out.size() == 1) return wrap_tensor(std::move(out[0]));
         py::tuple res(out.size());
-        for (size_t i = 0; i < out.size(); ++i) res[i] = out[i].defined() ? wrap_tensor(std::move(out[i])) : py::none();
+        for (size_t i = 0; i < out.size(); ++i) res[i] = tensor_or_none(out[i]);
         return res;
       } catch (const tandem::TypeError& e) {
         const int64_t k = wrong_kind_index(e.what());

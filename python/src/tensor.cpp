@@ -491,6 +491,14 @@ const SlotEntry<ternaryfunc> kTernarySlotEntries[] = {
     {&PyNumberMethods::nb_inplace_power, inplace_power_slot<kPow>, {"__ipow__", nullptr}},
 };
 
+// Calls f(entry) for every number-slot entry above (binary, ternary and unary ones).
+template <typename F>
+void for_each_number_slot(F f) {
+  for (const auto& e : kSlotEntries) f(e);
+  for (const auto& e : kTernarySlotEntries) f(e);
+  for (const auto& e : kUnarySlotEntries) f(e);
+}
+
 // Gives a Python subclass of Tensor the C++ slots for the operators none of its classes
 // below Tensor defines (Python gave it generic slots that look the methods up per call;
 // with the C++ ones an nn.Parameter operand costs what a tensor does). Called by
@@ -511,12 +519,9 @@ void inherit_operator_slots(py::handle cls) {
     }
     return false;
   };
-  for (const auto& e : kSlotEntries)
+  for_each_number_slot([&](const auto& e) {
     if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
-  for (const auto& e : kTernarySlotEntries)
-    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
-  for (const auto& e : kUnarySlotEntries)
-    if (!overridden(e.names, 2)) type->tp_as_number->*e.slot = e.fn;
+  });
   if (!overridden(kCompareNames, 6)) type->tp_richcompare = richcompare_slot;
   PyType_Modified(type);
 }
@@ -525,9 +530,7 @@ void inherit_operator_slots(py::handle cls) {
 
 void install_operator_slots() {
   auto* heap = reinterpret_cast<PyHeapTypeObject*>(g_tensor_type);
-  for (const auto& e : kSlotEntries) heap->as_number.*e.slot = e.fn;
-  for (const auto& e : kTernarySlotEntries) heap->as_number.*e.slot = e.fn;
-  for (const auto& e : kUnarySlotEntries) heap->as_number.*e.slot = e.fn;
+  for_each_number_slot([&](const auto& e) { heap->as_number.*e.slot = e.fn; });
   g_tensor_type->tp_richcompare = richcompare_slot;
   PyType_Modified(g_tensor_type);
 }

@@ -799,14 +799,7 @@ int64_t backward_chunk_images_f32(const Conv2dGeometry& g, bool with_input_grad)
     gc.N = chunk;
     const Strides4 in_st = contiguous_strides4(g.C, g.H, g.W), go_st = contiguous_strides4(g.OC, g.OH, g.OW);
     backward_weights_entry(dt::f32, gc, in_st, go_st, true);
-    if (with_input_grad) {
-      Strides4 w_st;  // contiguous [OC, C/groups, KH, KW]
-      w_st.s[3] = 1;
-      w_st.s[2] = g.KW;
-      w_st.s[1] = g.KH * g.KW;
-      w_st.s[0] = (g.C / g.groups) * g.KH * g.KW;
-      backward_data_entry(dt::f32, gc, go_st, w_st);
-    }
+    if (with_input_grad) backward_data_entry(dt::f32, gc, go_st, contiguous_strides4(g.C / g.groups, g.KH, g.KW));
   } catch (const std::exception&) {
     return 0;
   }
