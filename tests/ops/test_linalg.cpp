@@ -3,6 +3,7 @@
 // composite dispatches, exact messages, OpDef flags).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -103,6 +104,30 @@ TEST(Linalg, Float64ProductsUseOpenblasForEveryBlasLayout) {
   Tensor batched = matmul(make({3, M, K}, kFloat64, 24), b);
   Tensor a2 = make({3, M, K}, kFloat64, 24).select(0, 2);
   expect_close(batched.select(0, 2), ref_mm(a2, b), 0, 0);
+}
+
+// Large float32 products (depth >= 1024, both sides >= 512, >= 2^31 multiply-adds) go to
+// oneDNN's GEMM rather than its matmul primitive: every layout, alpha and beta, a result
+// with a wider row stride. Values are exact (multiples of 1/256 summed 4096 times stay
+// within float32's 24 bits), so the float64 product is the reference bit for bit.
+TEST(Linalg, LargeFloat32ProductsGiveExactValuesInEveryLayout) {
+  const int64_t M = 512, K = 4096, N = 1024;
+  Tensor a = make({M, K}, kFloat32, 31), b = make({K, N}, kFloat32, 32);
+  const Tensor want = mm(a.to(kFloat64), b.to(kFloat64));
+  auto mat = [](const Tensor& t) { return kernels::GemmMatrix{t.data_ptr(), 0, t.stride(0), t.stride(1)}; };
+  for (const Tensor& x : {a, a.t().contiguous().t()})
+    for (const Tensor& y : {b, b.t().contiguous().t()}) {
+      SCOPED_TRACE(::testing::Message() << "a strides " << x.strides() << ", b strides " << y.strides());
+      EXPECT_TRUE(equal(mm(x, y).to(kFloat64), want));
+      // NaN in the result beforehand: beta == 0 must not read it; the padding is not written.
+      Tensor wide = full({M, N + 16}, std::nan(""), kFloat32), c = wide.slice(1, 0, N);
+      kernels::gemm("mm", kFloat32, 1, M, N, K, mat(x), mat(y), mat(c));
+      EXPECT_TRUE(equal(c.to(kFloat64), want));
+      EXPECT_TRUE(isnan(wide.slice(1, N)).all().item<bool>());
+    }
+  Tensor self = make({M, N}, kFloat32, 33);
+  Tensor got = addmm(self, a, b, /*beta=*/0.5, /*alpha=*/2.0);
+  EXPECT_TRUE(equal(got.to(kFloat64), self.to(kFloat64) * 0.5 + want * 2.0));
 }
 
 // A float64 product's values depend on its shape only, not on the thread count.

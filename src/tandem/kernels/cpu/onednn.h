@@ -20,9 +20,11 @@
 
 namespace tandem::kernels::onednn {
 
-/// C[b] = alpha * A[b] @ B[b] + beta * C[b] in float32 (see gemm()). Returns false, doing
-/// nothing, when oneDNN cannot take the layout efficiently (neither inner stride is 1, or
-/// both A and B broadcast over a batch > 1); the caller then uses its own loop.
+/// C[b] = alpha * A[b] @ B[b] + beta * C[b] in float32 (see gemm()): oneDNN's matmul
+/// primitive, or for one large product (>= 2^31 multiply-adds, K >= 1024, M and N >= 512)
+/// oneDNN's GEMM (dnnl_sgemm). Returns false, doing nothing, when oneDNN cannot take the
+/// layout efficiently (neither inner stride is 1, or both A and B broadcast over a batch
+/// > 1); the caller then uses its own loop. RuntimeError if oneDNN fails.
 bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
                 const GemmMatrix& C, float alpha, float beta);
 
