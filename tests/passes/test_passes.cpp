@@ -442,7 +442,7 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
   };
   for (DType dt : {kFloat32, kBFloat16})
   for (const Case& cs : {Case{2, 1, 32, 28, 28}, Case{3, 32, 64, 14, 14}, Case{1, 16, 16, 9, 11},
-                         Case{2, 3, 8, 7, 7}, Case{1, 2, 24, 5, 6}}) {
+                         Case{2, 3, 8, 7, 7}, Case{1, 2, 24, 5, 6}, Case{1, 2, 4, 6, 70}}) {
     SCOPED_TRACE(str_cat(dtype_name(dt), " N ", cs.n, " C ", cs.c, " OC ", cs.oc, " ", cs.h, "x", cs.w));
     Tensor x = randn({cs.n, cs.c, cs.h, cs.w}), w = randn({cs.oc, cs.c, 3, 3}) * 0.2, b = randn({cs.oc});
     x.view({-1}).slice(0, 0, 3).fill_(std::nan(""));

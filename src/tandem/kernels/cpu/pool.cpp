@@ -593,12 +593,15 @@ void relu_max_pool_layout(const Pool2dGeometry& g, const T* x, int64_t cblock, c
 
 // The loops of max_pool2d_relu_backward: every plane's rows of windows, `group` making W
 // windows at a time (group(y, g, codes, row0, row1): W pooled values, gradients and window
-// codes in, both input rows' 2W values out), a last partial group through padded copies,
-// then the columns and the row no window covers set to +0.
+// codes in, both input rows' 2W values out, row0 stored before row1), a last partial group,
+// then the columns and the row no window covers set to +0. A partial group runs at full
+// width where that stays inside the tensors and its extra stores land in this plane's later
+// rows, which are written after it (the cnn's 14- and 7-window rows are all partial groups
+// at W = 16); otherwise, the plane's last row, through padded copies.
 template <int W, typename T, typename Group>
 void relu_pool_backward_rows(const Pool2dGeometry& g, T* grad_input, const T* grad_output, const T* output,
                              const uint8_t* indices, Group group) {
-  const int64_t HW = g.H * g.W, OP = g.OH * g.OW;
+  const int64_t HW = g.H * g.W, OP = g.OH * g.OW, pooled = g.N * g.C * OP;
   for_planes(g.N * g.C, HW + OP, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
       T* dst = grad_input + p * HW;
@@ -609,9 +612,15 @@ void relu_pool_backward_rows(const Pool2dGeometry& g, T* grad_input, const T* gr
         const T* yr = output + at;
         const T* gr = grad_output + at;
         const uint8_t* ir = indices + at;
+        const int64_t tail = g.OW - g.OW % W;  // where the partial group starts
+        const bool wide_tail = tail < g.OW && oh + 1 < g.OH && at + tail + W <= pooled &&
+                               (d1 + 2 * tail + 2 * W) - dst <= HW;
+        // First, so that what its row-0 stores write past the row (the start of row 1) is
+        // written again by the full groups after it.
+        if (wide_tail) group(yr + tail, gr + tail, ir + tail, d0 + 2 * tail, d1 + 2 * tail);
         int64_t ow = 0;
         for (; ow + W <= g.OW; ow += W) group(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
-        if (ow < g.OW) {
+        if (ow < g.OW && !wide_tail) {
           const size_t rest = static_cast<size_t>(g.OW - ow);
           T yb[W] = {}, gb[W] = {}, r0[2 * W], r1[2 * W];
           uint8_t cb[W] = {};
