@@ -135,6 +135,7 @@ struct Candidate {
   int root = -1;
   int after = -1, before = -1;
   bool recompute = false;
+  int widens = -1;  // an offload of the same storage whose gap overlaps this one: widen it
   double seconds = 0;
   int64_t bytes = 0;  // rounded bytes freed across the gap
 };
@@ -447,8 +448,17 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       if (it == u.begin() || it == u.end() || *it == s) continue;  // not alive across s, or used at s
       const int a = *(it - 1), b = *it;
       bool in_gap = false;
-      for (const auto& o : plan.offloads)
-        if (o.value == static_cast<int>(r) && o.after <= a && o.before >= b) in_gap = true;
+      int widens = -1;
+      for (size_t j = 0; j < plan.offloads.size(); ++j) {
+        const Offload& o = plan.offloads[j];
+        if (o.value != static_cast<int>(r)) continue;
+        if (o.after <= a && o.before >= b) in_gap = true;
+        // A gap that overlaps without containing this one (a batch split moved a reload to
+        // the first piece, which does not read the storage): one wider gap, since nothing
+        // reads the storage between a and b. Two overlapping gaps would be two spills of
+        // one storage, which no buffer plan can hold.
+        else if (o.after < b && a < o.before) widens = static_cast<int>(j);
+      }
       if (in_gap) continue;
       Candidate c;
       c.root = static_cast<int>(r);
@@ -456,7 +466,10 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       c.before = b;
       c.bytes = static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[r])));
       const auto across = read_across(g, L, c.root, a, b);
-      if (across.size() == 1 && across[0] == c.root && can_recompute(g, L, plan.offloads, c.root, b)) {
+      if (widens >= 0) {
+        c.widens = widens;
+        c.seconds = 0;  // the bytes are spilled and reloaded once either way
+      } else if (across.size() == 1 && across[0] == c.root && can_recompute(g, L, plan.offloads, c.root, b)) {
         c.recompute = true;
         c.seconds = static_cast<double>(node_bytes(g, g.value(c.root).producer)) / costs.compute_bytes_per_s;
       } else {
@@ -568,6 +581,10 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       }
       plan.recomputed.push_back(name);
       plan.recomputed_bytes += best.bytes;
+    } else if (best.widens >= 0) {
+      Offload& o = plan.offloads[static_cast<size_t>(best.widens)];
+      o.after = std::min(o.after, best.after);
+      o.before = std::max(o.before, best.before);
     } else {
       plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)]});
       plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
