@@ -30,6 +30,8 @@ class CppModule(Module):
     without the GIL; outputs: one Tensor, or a tuple for several. Inputs must be Tensors
     (TypeError otherwise); the C++ module raises its own errors (ShapeError, ValueError).
 
+    The wrapper lists the C++ module's tensors and children when it is made: C++ code
+    that later replaces one (rather than updating it in place) is not seen; wrap again.
     Its tensors and children are the C++ module's and cannot be replaced from Python
     (TypeError on assigning to their names: update them in place, e.g. with
     load_state_dict or `param.data = ...`); other attributes are free. copy.deepcopy
