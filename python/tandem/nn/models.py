@@ -5,10 +5,10 @@
     model.load_state_dict(tandem.load("model.safetensors"))
 
 They are built by the C++ library, so they hold the same initial values as the C++
-programs' models for the same seed (parameters are drawn from the default generator,
-layer by layer, weight then bias, as tandem.nn's Python layers draw them), and their
-state_dict keys are the C++ ones ("0.weight", "1.bias", ...: Sequential children named
-by position)."""
+programs' models for the same tandem.manual_seed (the same model written with
+tandem.nn's Python layers draws its initial values differently), and their state_dict
+keys are the C++ ones ("0.weight", "0.bias", ...: Sequential children named by
+position), so `tandem train` checkpoints load into them (tandem.load_checkpoint)."""
 from .. import _C
 from ._cpp import CppModule
 
