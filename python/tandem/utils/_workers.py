@@ -289,7 +289,6 @@ class MultiProcessIter:
     processes. Made by DataLoader.__iter__; yields the batches in the sampler's order."""
 
     def __init__(self, loader, epoch):
-        from multiprocessing.connection import wait  # noqa: F401  (import errors surface here)
         self._n = loader.num_workers
         self._prefetch = loader.prefetch_factor
         self._timeout = loader.timeout
