@@ -69,5 +69,6 @@ void bind_data(py::module_& m);
 void bind_dlpack(py::module_& m, py::class_<Tensor>& cls);
 void bind_nn(py::module_& m, py::class_<Tensor>& cls);
 void bind_io(py::module_& m);
+void bind_modules(py::module_& m);
 
 }  // namespace tandem::python

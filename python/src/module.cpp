@@ -169,5 +169,6 @@ PYBIND11_MODULE(_C, m) {
   tandem::python::bind_dlpack(m, tensor_class);
   tandem::python::bind_nn(m, tensor_class);
   tandem::python::bind_io(m);
+  tandem::python::bind_modules(m);
   tandem::python::install_operator_slots();
 }

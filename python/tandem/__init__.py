@@ -24,7 +24,7 @@ from .autograd import autocast, is_autocast_enabled, get_autocast_dtype
 from . import _ops, _overloads
 from . import optim, nn, utils, datasets
 from ._compile import compile, explain
-from .serialization import save, load
+from .serialization import save, load, save_checkpoint, load_checkpoint
 from ._C import GraphBreak
 
 # dtypes under their names and PyTorch's aliases (tandem.float is tandem.float32, ...).

@@ -11,6 +11,10 @@ state dict as it is. Anything else (nested dicts, lists, tuples, int dict keys, 
 numbers, strings, bools and None as leaves) is stored as its tensors plus a JSON
 description of the structure in the file's metadata under "tandem.pytree"; load rebuilds
 it. Unlike torch.save, no pickle is involved: only data is read back, never code.
+
+tandem.save_checkpoint / tandem.load_checkpoint write and read the training checkpoints
+of the C++ API and `tandem train --checkpoint` (io/checkpoint.h): a model, an optimizer's
+state and metadata in one file, so a run can move between the C++ program and Python.
 """
 import collections
 import json
@@ -18,7 +22,7 @@ import os
 
 from . import _C
 
-__all__ = ["save", "load"]
+__all__ = ["save", "load", "save_checkpoint", "load_checkpoint"]
 
 _STRUCTURE_KEY = "tandem.pytree"
 
@@ -134,3 +138,62 @@ def load(f, map_location=None, weights_only=None, *, with_metadata=False):
             raise _C.RuntimeError(f"[load] {path}: '{_STRUCTURE_KEY}' metadata is not valid JSON ({e})") from None
         out = _decode(node, dict(pairs), path)
     return (out, meta) if with_metadata else out
+
+
+def _cpp_state_module(module, memo):
+    """A C++ module tree holding `module`'s tensors themselves (not copies) under the
+    names Module.state_dict uses: a CppModule's own C++ module, else a container per
+    Python module with its parameters, persistent buffers and children. A module reached
+    twice maps to one C++ module."""
+    from .nn import CppModule, Module
+    if not isinstance(module, Module):
+        raise _C.TypeError(f"[checkpoint] expected a tandem.nn.Module, got {type(module).__name__}")
+    if id(module) in memo:
+        return memo[id(module)]
+    if isinstance(module, CppModule):
+        out = module.cpp_module
+    else:
+        out = _C._CppModule(type(module).__name__)
+        for name, p in module._parameters.items():
+            if p is not None:
+                out.register_parameter(name, p)
+        skip = module.__dict__.get("_non_persistent", ())
+        for name, b in module._buffers.items():
+            if b is not None and name not in skip:
+                out.register_buffer(name, b)
+        for name, child in module._modules.items():
+            if child is not None:
+                out.register_module(name, _cpp_state_module(child, memo))
+    memo[id(module)] = out
+    return out
+
+
+def save_checkpoint(f, model, optimizer=None, metadata=None):
+    """Writes a training checkpoint to the path `f` in the format of the C++ API's
+    io::save_checkpoint and `tandem train --checkpoint` (one safetensors file, written
+    atomically): model.<key> for each entry of model.state_dict(), the optimizer's
+    per-parameter state (optimizer.state.<index>.<name>) and parameter groups when an
+    optimizer is given, and the str -> str `metadata`. `model` is any tandem.nn.Module:
+    Python layers, C++ ones (CppModule, tandem.nn.models) or both; the C++ writer reads its
+    tensors in place. TypeError for a model that is not a Module or metadata that is not
+    str -> str; ValueError for a metadata key starting with "tandem."; RuntimeError
+    naming the file when writing fails."""
+    path = _path(f, "save_checkpoint")
+    meta = dict(metadata or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in meta.items()):
+        raise _C.TypeError("[save_checkpoint] metadata must map str to str")
+    _C._save_checkpoint(path, _cpp_state_module(model, {}), optimizer, meta)
+
+
+def load_checkpoint(f, model, optimizer=None):
+    """Reads a checkpoint written by save_checkpoint, by the C++ API or by `tandem train
+    --checkpoint` into `model` (strict: every state_dict key and no other; values copied
+    into the model's tensors in place) and, when given, `optimizer` (its state and
+    parameter groups: hyper-parameters included), and returns the caller's metadata
+    (dict). A model loads a `tandem train` checkpoint when its state_dict keys are the C++
+    model's: tandem.nn.models.fashion_cnn() for `--model cnn`. Errors name the file:
+    RuntimeError for a missing or malformed file, or an optimizer asked for but not saved;
+    ValueError for missing or unexpected keys, ShapeError / TypeError for a tensor of the
+    wrong shape / dtype, and the optimizer's load_state_dict errors."""
+    path = _path(f, "load_checkpoint")
+    return dict(_C._load_checkpoint(path, _cpp_state_module(model, {}), optimizer))

@@ -133,8 +133,7 @@ def test_batch_size_none_sampler_batch_sampler_and_collate_fn():
         DataLoader(Squares(5), sampler=[0], shuffle=True)
     with pytest.raises(ValueError):
         DataLoader(Squares(5), batch_sampler=[[0]], batch_size=2)
-    with pytest.raises(NotImplementedError):
-        DataLoader(Squares(5), num_workers=2)
+    # num_workers > 0 is tested in test_data_workers.py.
 
 
 def test_default_collate_structures():

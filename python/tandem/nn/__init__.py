@@ -671,5 +671,7 @@ class MSELoss(Module):
 from ._layers import *  # noqa: E402,F401,F403
 from ._layers import __all__ as _layers_all  # noqa: E402
 from . import init, utils  # noqa: E402
+from ._cpp import CppModule  # noqa: E402
+from . import models  # noqa: E402
 
-__all__ += _layers_all + ["utils"]
+__all__ += _layers_all + ["utils", "CppModule", "models"]

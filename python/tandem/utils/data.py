@@ -14,20 +14,62 @@ tandem._C.shuffled_indices(len(dataset), seed, e), the C++ DataLoader's (and so
 same batches for the same seed. Each iteration uses `epoch` and then advances it by one
 (set_epoch chooses the next one).
 
-Batches of a C++ dataset with the default collate are gathered by the C++ loader on a
-background thread without the GIL; a Python dataset's examples are read in the calling
-thread (num_workers must be 0: there are no worker processes).
+Batches of a C++ dataset with the default collate, no sampler and automatic batching are
+gathered by the C++ loader on one background thread without the GIL (the prefetch thread
+of `tandem train`); num_workers is accepted there and starts no processes, since the C++
+loader already reads the next batches while the model trains and worker processes would
+only add copies between processes. Every other loader reads its examples in the calling
+thread (num_workers=0) or in worker processes (num_workers > 0).
+
+Worker processes (torch.utils.data's multi-process loading). With num_workers=N > 0 each
+iteration starts N processes (multiprocessing_context: a start method name, a context, or
+None for multiprocessing's default, fork on Linux); they run until the epoch ends, or for
+the loader's lifetime with persistent_workers=True. Batch i of the epoch is computed by
+worker i % N with the same dataset, sampler and collate_fn as in the main process, and
+the batches come back in the sampler's order, prefetch_factor of them in flight per
+worker: the same batches, in the same order, with the same values and dtypes as
+num_workers=0. Tensors cross as numpy arrays and arrive as tandem tensors (requires_grad
+kept, no autograd history); other values are pickled. Under "spawn" and "forkserver" the
+dataset, collate_fn and worker_init_fn must be picklable (module-level, not lambdas).
+
+In a worker, get_worker_info() returns its id, num_workers, seed and dataset copy.
+Before worker_init_fn(worker_id) runs, tandem's default generator, Python's `random` and
+numpy's global generator are seeded with the worker's seed, derived from the loader's
+seed, the epoch (the first epoch with persistent workers) and the worker id: random
+transforms are reproducible from run to run (a loader with workers and no seed draws one
+from the default generator at construction, as a shuffling loader does). Workers run
+tandem with one thread (tandem.set_num_threads(1)): see tandem.utils._workers for the
+OpenMP-after-fork hazard this avoids, and keep it that way in forked workers.
+
+Errors: an exception in a worker (dataset, collate_fn, worker_init_fn) is raised in the
+main process when its batch is due, as the same type where it can be rebuilt from a
+message (else RuntimeError), with a message naming the worker and holding the worker's
+traceback. A worker that dies raises RuntimeError naming it (id, pid, exit code or
+signal); `timeout` > 0 raises RuntimeError when a batch takes longer than that many
+seconds. Workers stop (and are joined) when the epoch ends, after an error, when the
+iterator (persistent: the loader) is garbage collected, and at interpreter exit.
 """
 import collections
 import collections.abc
 import math
+import numbers
 
 import numpy as np
 
 from .. import _C
 from .._C import Dataset as _CDataset, TensorDataset
 
-__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "default_collate", "random_split"]
+__all__ = ["Dataset", "TensorDataset", "Subset", "ConcatDataset", "DataLoader", "default_collate", "random_split",
+           "get_worker_info"]
+
+
+def get_worker_info():
+    """Inside a DataLoader worker process: a WorkerInfo with id (0 .. num_workers - 1),
+    num_workers, seed (the worker's seed) and dataset (the worker's copy); None in the
+    main process (torch.utils.data.get_worker_info). A dataset can use it to split its
+    work, and worker_init_fn to configure each copy."""
+    from . import _workers
+    return _workers._worker_info
 
 
 class Dataset:
@@ -168,9 +210,27 @@ def _resolve_seed(seed, generator):
     return _C._draw_seed()
 
 
+class _Fetcher:
+    """Reads one task of a loader: a list of indices -> collate_fn([dataset[i] ...]) with
+    automatic batching, one index -> collate_fn(dataset[i]) (identity without a
+    collate_fn) without. The same object runs in the calling thread (num_workers=0) and
+    in the worker processes, so both compute the same batches."""
+
+    def __init__(self, dataset, auto_collation, collate_fn):
+        self.dataset, self.auto_collation, self.collate_fn = dataset, auto_collation, collate_fn
+
+    def __call__(self, task):
+        if self.auto_collation:
+            collate = self.collate_fn if self.collate_fn is not None else default_collate
+            return collate([self.dataset[i] for i in task])
+        example = self.dataset[task]
+        return example if self.collate_fn is None else self.collate_fn(example)
+
+
 class DataLoader:
     """Batches of a dataset (torch.utils.data.DataLoader; see the module docstring for the
-    order, the datasets and the threading). Iterating the loader runs one epoch.
+    order, the datasets, the threading and the worker processes). Iterating the loader
+    runs one epoch.
 
     batch_size: examples per batch (None: no batching, the examples one by one, tensors
     as they are). shuffle: a new permutation per epoch from (seed, epoch); seed: an int,
@@ -178,19 +238,40 @@ class DataLoader:
     default generator at construction. sampler: an iterable of indices to visit instead
     (not with shuffle); batch_sampler: an iterable of index lists (not with batch_size,
     shuffle, sampler or drop_last). collate_fn: combines a list of examples (default
-    default_collate). drop_last: drop the last, smaller batch.
+    default_collate). drop_last: drop the last, smaller batch. pin_memory: ignored (CPU).
+    prefetch: the C++ loader's background thread (C++ datasets).
 
-    ValueError for batch_size < 1, or sampler/batch_sampler combined with the options they
-    exclude; tandem.NotImplementedError for num_workers > 0. Errors raised by the dataset
-    or collate_fn propagate unchanged."""
+    Worker processes (num_workers > 0, Python datasets): num_workers processes;
+    prefetch_factor (>= 1) batches in flight per worker; persistent_workers keeps them
+    across epochs; worker_init_fn(worker_id) runs in each worker after seeding;
+    multiprocessing_context: "fork", "spawn", "forkserver", a multiprocessing context, or
+    None (multiprocessing's default); timeout: seconds to wait for one batch (0: no
+    limit).
+
+    ValueError for batch_size < 1, num_workers < 0, timeout < 0, prefetch_factor < 1,
+    sampler/batch_sampler combined with the options they exclude, or prefetch_factor
+    (other than 2), persistent_workers or multiprocessing_context without workers (as
+    PyTorch). Errors raised by the dataset or collate_fn propagate (from a worker: see the
+    module docstring); RuntimeError for a worker that dies or a batch that times out."""
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=2, persistent_workers=False,
                  seed=None, prefetch=True):
-        if num_workers != 0:
-            raise _C.NotImplementedError(f"[DataLoader] num_workers={num_workers}: worker processes are not supported "
-                                         "(C++ datasets are prefetched on a background thread; use num_workers=0)")
+        if not isinstance(num_workers, numbers.Integral) or num_workers < 0:
+            raise _C.ValueError(f"[DataLoader] num_workers should be a non-negative integer, got {num_workers!r}")
+        if timeout < 0:
+            raise _C.ValueError(f"[DataLoader] timeout should be non-negative, got {timeout!r}")
+        if num_workers == 0 and prefetch_factor != 2:
+            raise _C.ValueError("[DataLoader] prefetch_factor applies to worker processes only: "
+                                "set num_workers > 0 to use it")
+        if not isinstance(prefetch_factor, numbers.Integral) or prefetch_factor < 1:
+            raise _C.ValueError(f"[DataLoader] prefetch_factor should be a positive integer, got {prefetch_factor!r}")
+        if persistent_workers and num_workers == 0:
+            raise _C.ValueError("[DataLoader] persistent_workers needs num_workers > 0")
+        if multiprocessing_context is not None and num_workers == 0:
+            raise _C.ValueError("[DataLoader] multiprocessing_context applies to worker processes only: "
+                                "set num_workers > 0 to use it")
         shuffle = bool(shuffle)
         if sampler is not None and shuffle:
             raise _C.ValueError("[DataLoader] sampler option is mutually exclusive with shuffle")
@@ -207,9 +288,17 @@ class DataLoader:
         self.sampler, self.batch_sampler = sampler, batch_sampler
         self.drop_last = bool(drop_last)
         self.collate_fn = collate_fn
-        self.num_workers = 0
-        self.seed = _resolve_seed(seed, generator) if shuffle else (0 if seed is None else int(seed))
+        self.num_workers = int(num_workers)
+        self.prefetch_factor = int(prefetch_factor)
+        self.persistent_workers = bool(persistent_workers)
+        self.timeout = timeout
+        self.worker_init_fn = worker_init_fn
+        self.multiprocessing_context = multiprocessing_context
+        self.pin_memory = pin_memory
+        explicit = seed is not None or generator is not None
+        self.seed = (_resolve_seed(seed, generator) if shuffle or num_workers > 0 or explicit else 0)
         self._epoch = 0
+        self._workers = None  # the persistent workers' iterator
         # The C++ loader: a C++ dataset, automatic batching by index ranges, default collate.
         self._native = None
         if (isinstance(dataset, _CDataset) and collate_fn is None and sampler is None and batch_sampler is None
@@ -242,6 +331,40 @@ class DataLoader:
             return _C.shuffled_indices(n, self.seed, epoch)
         return range(n)
 
+    def _tasks(self, epoch):
+        """The epoch's tasks in order: index lists (automatic batching) or single indices."""
+        if self.batch_sampler is not None:
+            for idx in self.batch_sampler:
+                yield list(idx)
+            return
+        if self.batch_size is None:
+            yield from self._indices(epoch)
+            return
+        batch = []
+        for i in self._indices(epoch):
+            batch.append(i)
+            if len(batch) == self.batch_size:
+                yield batch
+                batch = []
+        if batch and not self.drop_last:
+            yield batch
+
+    def _fetcher(self):
+        return _Fetcher(self.dataset, self.batch_size is not None or self.batch_sampler is not None, self.collate_fn)
+
+    def _mp_context(self):
+        import multiprocessing
+        ctx = self.multiprocessing_context
+        if ctx is None:
+            return multiprocessing.get_context()
+        if isinstance(ctx, str):
+            return multiprocessing.get_context(ctx)
+        return ctx
+
+    def _worker_base_seed(self, epoch):
+        from . import _workers
+        return _workers.mix_seed(self.seed, epoch)
+
     def __len__(self):
         """Batches per epoch (examples when batch_size is None)."""
         if self.batch_sampler is not None:
@@ -256,25 +379,18 @@ class DataLoader:
             return iter(self._native)
         epoch = self._epoch
         self._epoch += 1
-        return self._python_epoch(epoch)
+        if self.num_workers == 0:
+            return self._python_epoch(epoch)
+        from . import _workers
+        if not self.persistent_workers:
+            return _workers.MultiProcessIter(self, epoch)
+        if self._workers is None or self._workers._state["done"]:
+            self._workers = _workers.MultiProcessIter(self, epoch)
+        else:
+            self._workers.reset(self, epoch)
+        return self._workers
 
     def _python_epoch(self, epoch):
-        dataset = self.dataset
-        collate = self.collate_fn if self.collate_fn is not None else default_collate
-        if self.batch_sampler is not None:
-            for idx in self.batch_sampler:
-                yield collate([dataset[i] for i in idx])
-            return
-        if self.batch_size is None:
-            convert = self.collate_fn if self.collate_fn is not None else (lambda x: x)
-            for i in self._indices(epoch):
-                yield convert(dataset[i])
-            return
-        batch = []
-        for i in self._indices(epoch):
-            batch.append(dataset[i])
-            if len(batch) == self.batch_size:
-                yield collate(batch)
-                batch = []
-        if batch and not self.drop_last:
-            yield collate(batch)
+        fetch = self._fetcher()
+        for task in self._tasks(epoch):
+            yield fetch(task)
