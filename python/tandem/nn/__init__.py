@@ -484,8 +484,25 @@ class _BackwardHookCall:
 
 
 def _uniform(shape, bound):
-    # U(-bound, bound) from the default generator, as PyTorch's default Linear init.
-    return _C._rand(list(shape), None, False) * (2 * bound) - bound
+    # U(-bound, bound) from the default generator through the C++ init::uniform_, so a
+    # Python layer draws what its C++ counterpart draws for the same seed.
+    t = _C._empty(list(shape), None, False)
+    _C._init.uniform_(t, -bound, bound)
+    return t
+
+
+def _linear_like(weight_shape, bias_size):
+    # PyTorch's default init of Linear and the convolutions, the way the C++ layers make it
+    # (nn/layers.cpp reset_linear_like): kaiming_uniform_(a=sqrt(5)) on the weight, then a
+    # bias of `bias_size` (None: no bias) U(+-1/sqrt(fan_in)) with fan_in computed from the
+    # weight. The same generator calls as the C++ layer, so the same values for the same
+    # seed. Returns (weight, bias or None).
+    w = _C._empty(list(weight_shape), None, False)
+    _C._init.kaiming_uniform_(w, math.sqrt(5), "fan_in", "leaky_relu")
+    if bias_size is None:
+        return w, None
+    fan_in = _C._init.calculate_fan_in_and_fan_out(w)[0]
+    return w, _uniform((bias_size,), 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0)
 
 
 class Linear(Module):
@@ -496,10 +513,10 @@ class Linear(Module):
     def __init__(self, in_features, out_features, bias=True):
         super().__init__()
         self.in_features, self.out_features = in_features, out_features
-        bound = 1.0 / math.sqrt(in_features) if in_features > 0 else 0.0
-        self.weight = Parameter(_uniform((out_features, in_features), bound))
+        w, b = _linear_like((out_features, in_features), out_features if bias else None)
+        self.weight = Parameter(w)
         if bias:
-            self.bias = Parameter(_uniform((out_features,), bound))
+            self.bias = Parameter(b)
         else:
             self.register_parameter("bias", None)
 
@@ -558,11 +575,10 @@ class Conv2d(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride = _pair(kernel_size), _pair(stride)
         self.padding, self.dilation = _pair(padding), _pair(dilation)
-        fan_in = (in_channels // groups) * self.kernel_size[0] * self.kernel_size[1]
-        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-        self.weight = Parameter(_uniform((out_channels, in_channels // groups, *self.kernel_size), bound))
+        w, b = _linear_like((out_channels, in_channels // groups, *self.kernel_size), out_channels if bias else None)
+        self.weight = Parameter(w)
         if bias:
-            self.bias = Parameter(_uniform((out_channels,), bound))
+            self.bias = Parameter(b)
         else:
             self.register_parameter("bias", None)
 

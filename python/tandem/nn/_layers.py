@@ -6,7 +6,7 @@ import math
 
 from .. import _C
 from . import functional as F
-from . import Module, Parameter, _no_grad, _pair, _uniform
+from . import Module, Parameter, _linear_like, _no_grad, _pair, _uniform
 
 
 def _ones(*shape):
@@ -186,11 +186,10 @@ class Conv1d(Module):
         self.padding = padding if isinstance(padding, (int, str)) else padding[0]
         self.dilation = dilation if isinstance(dilation, int) else dilation[0]
         self.groups, self.padding_mode = groups, padding_mode
-        fan_in = (in_channels // groups) * k
-        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-        self.weight = Parameter(_uniform((out_channels, in_channels // groups, k), bound))
+        w, b = _linear_like((out_channels, in_channels // groups, k), out_channels if bias else None)
+        self.weight = Parameter(w)
         if bias:
-            self.bias = Parameter(_uniform((out_channels,), bound))
+            self.bias = Parameter(b)
         else:
             self.register_parameter("bias", None)
 
@@ -220,11 +219,10 @@ class ConvTranspose2d(Module):
         self.in_channels, self.out_channels, self.groups = in_channels, out_channels, groups
         self.kernel_size, self.stride, self.padding = _pair(kernel_size), _pair(stride), _pair(padding)
         self.output_padding, self.dilation = _pair(output_padding), _pair(dilation)
-        fan_in = (out_channels // groups) * self.kernel_size[0] * self.kernel_size[1]
-        bound = 1.0 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-        self.weight = Parameter(_uniform((in_channels, out_channels // groups, *self.kernel_size), bound))
+        w, b = _linear_like((in_channels, out_channels // groups, *self.kernel_size), out_channels if bias else None)
+        self.weight = Parameter(w)
         if bias:
-            self.bias = Parameter(_uniform((out_channels,), bound))
+            self.bias = Parameter(b)
         else:
             self.register_parameter("bias", None)
 

@@ -5,9 +5,9 @@
     model.load_state_dict(tandem.load("model.safetensors"))
 
 They are built by the C++ library, so they hold the same initial values as the C++
-programs' models for the same tandem.manual_seed (the same model written with
-tandem.nn's Python layers draws its initial values differently), and their state_dict
-keys are the C++ ones ("0.weight", "0.bias", ...: Sequential children named by
+programs' models for the same tandem.manual_seed (as does the same model written with
+tandem.nn's Python layers in the same order: their init calls the C++ init functions), and
+their state_dict keys are the C++ ones ("0.weight", "0.bias", ...: Sequential children named by
 position), so `tandem train` checkpoints load into them (tandem.load_checkpoint)."""
 from .. import _C
 from ._cpp import CppModule
