@@ -135,7 +135,7 @@ struct Candidate {
   int root = -1;
   int after = -1, before = -1;
   bool recompute = false;
-  int widens = -1;  // an offload of the same storage whose gap overlaps this one: widen it
+  bool widens = false;  // [after, before] is the union with overlapping gaps of the storage
   double seconds = 0;
   int64_t bytes = 0;  // rounded bytes freed across the gap
 };
@@ -448,26 +448,34 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       if (it == u.begin() || it == u.end() || *it == s) continue;  // not alive across s, or used at s
       const int a = *(it - 1), b = *it;
       bool in_gap = false;
-      int widens = -1;
-      for (size_t j = 0; j < plan.offloads.size(); ++j) {
-        const Offload& o = plan.offloads[j];
-        if (o.value != static_cast<int>(r)) continue;
-        if (o.after <= a && o.before >= b) in_gap = true;
-        // A gap that overlaps without containing this one (a batch split moved a reload to
-        // the first piece, which does not read the storage): one wider gap, since nothing
-        // reads the storage between a and b. Two overlapping gaps would be two spills of
-        // one storage, which no buffer plan can hold.
-        else if (o.after < b && a < o.before) widens = static_cast<int>(j);
-      }
+      for (const auto& o : plan.offloads)
+        if (o.value == static_cast<int>(r) && o.after <= a && o.before >= b) in_gap = true;
       if (in_gap) continue;
+      // Gaps of this storage that overlap [a, b] without containing it (a batch split moves
+      // a reload onto its first piece, which may not read the storage): two overlapping
+      // gaps would be two spills of one storage, which no buffer plan can hold, so the
+      // candidate is their union, one gap, if nothing reads the storage inside it.
+      int lo = a, hi = b;
+      bool widens = false;
+      for (bool grew = true; grew;) {
+        grew = false;
+        for (const auto& o : plan.offloads)
+          if (o.value == static_cast<int>(r) && o.after < hi && lo < o.before) {
+            widens = true;
+            if (o.after < lo || o.before > hi) grew = true;
+            lo = std::min(lo, o.after);
+            hi = std::max(hi, o.before);
+          }
+      }
+      if (widens && std::upper_bound(u.begin(), u.end(), lo) != std::lower_bound(u.begin(), u.end(), hi)) continue;
       Candidate c;
       c.root = static_cast<int>(r);
-      c.after = a;
-      c.before = b;
+      c.after = lo;
+      c.before = hi;
       c.bytes = static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[r])));
       const auto across = read_across(g, L, c.root, a, b);
-      if (widens >= 0) {
-        c.widens = widens;
+      if (widens) {
+        c.widens = true;
         c.seconds = 0;  // the bytes are spilled and reloaded once either way
       } else if (across.size() == 1 && across[0] == c.root && can_recompute(g, L, plan.offloads, c.root, b)) {
         c.recompute = true;
@@ -581,10 +589,18 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       }
       plan.recomputed.push_back(name);
       plan.recomputed_bytes += best.bytes;
-    } else if (best.widens >= 0) {
-      Offload& o = plan.offloads[static_cast<size_t>(best.widens)];
-      o.after = std::min(o.after, best.after);
-      o.before = std::max(o.before, best.before);
+    } else if (best.widens) {  // the union replaces the gaps it covers
+      for (size_t j = 0; j < plan.offloads.size();) {
+        const Offload& o = plan.offloads[j];
+        if (o.value == best.root && best.after <= o.after && o.before <= best.before) {
+          plan.offloaded_bytes -= o.bytes;
+          plan.offloads.erase(plan.offloads.begin() + static_cast<std::ptrdiff_t>(j));
+        } else {
+          ++j;
+        }
+      }
+      plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)]});
+      plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
     } else {
       plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)]});
       plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
