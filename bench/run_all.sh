@@ -244,19 +244,29 @@ if [[ $what == all || $what == python ]]; then
   }
   for label in torch_default torch_best tandem; do py_one "$label" bench/bench_python.py "$out/python_$label.tsv"; done
   # The Fashion-MNIST training steps written in Python (bench/bench_python_train.py) against
-  # the same steps from C++ (bench_train, bench_peer_torch_train), tandem and torch best.
-  for label in tandem torch_best; do py_one "$label" bench/bench_python_train.py "$out/python_train_$label.tsv"; done
-  : > "$out/cxx_train_tandem.tsv"
-  : > "$out/cxx_train_torch_best.tsv"
-  for model in mlp cnn; do
-    for mode in eager step; do
-      cmd=("${clean_env[@]}" "$build/bench/bench_train" --model "$model" --mode "$mode")
+  # the same steps from C++ (bench_train, bench_peer_torch_train), tandem and torch best, in
+  # PY_TRAIN_PASSES interleaved passes (default 3), each program's best pass kept: on this VM
+  # identical runs minutes apart differ by up to 40%, and the targets compare ratios near 1.
+  passes=${PY_TRAIN_PASSES:-3}
+  for ((pass = 1; pass <= passes; ++pass)); do
+    for label in tandem torch_best; do py_one "$label" bench/bench_python_train.py "$out/python_train_${label}_$pass.tsv"; done
+    : > "$out/cxx_train_tandem_$pass.tsv"
+    : > "$out/cxx_train_torch_best_$pass.tsv"
+    for model in mlp cnn; do
+      for mode in eager step; do
+        cmd=("${clean_env[@]}" "$build/bench/bench_train" --model "$model" --mode "$mode")
+        echo "${cmd[*]}" >> "$out/python_commands.txt"
+        "${cmd[@]}" | awk -v k="train/${model}_$mode" '$1 ~ /^train\// {print k "\t" $2 "\t" $3}' >> "$out/cxx_train_tandem_$pass.tsv"
+      done
+      cmd=("${clean_env[@]}" "${best[@]}" "$build/bench/bench_peer_torch_train" --model "$model")
       echo "${cmd[*]}" >> "$out/python_commands.txt"
-      "${cmd[@]}" | awk -v k="train/${model}_$mode" '$1 ~ /^train\// {print k "\t" $2 "\t" $3}' >> "$out/cxx_train_tandem.tsv"
+      "${cmd[@]}" | awk -v k="train/${model}_eager" '$1 ~ /^train\// {print k "\t" $2 "\t" $3}' >> "$out/cxx_train_torch_best_$pass.tsv"
     done
-    cmd=("${clean_env[@]}" "${best[@]}" "$build/bench/bench_peer_torch_train" --model "$model")
-    echo "${cmd[*]}" >> "$out/python_commands.txt"
-    "${cmd[@]}" | awk -v k="train/${model}_eager" '$1 ~ /^train\// {print k "\t" $2 "\t" $3}' >> "$out/cxx_train_torch_best.tsv"
+  done
+  # Each key's highest rate over the passes (lines: key, rate, unit).
+  for f in python_train_tandem python_train_torch_best cxx_train_tandem cxx_train_torch_best; do
+    cat "$out/${f}"_*.tsv | awk -F'\t' '$1 ~ /^train\// { if (!($1 in r) || $2 + 0 > r[$1] + 0) { r[$1] = $2; u[$1] = $3 }; if (!($1 in o)) o[$1] = n++ }
+      END { for (k in o) print o[k] "\t" k "\t" r[k] "\t" u[k] }' | sort -n | cut -f2- > "$out/$f.tsv"
   done
   "$py" bench/report.py python --out bench/RESULTS.md --command "$command" --commands "$out/python_commands.txt" \
     --load "$(cut -d' ' -f1 /proc/loadavg)" \
