@@ -47,6 +47,17 @@ class PurePython(nn.Module):
         return self.head(self.body(x).relu()) * self.scale
 
 
+def make_step(model, opt, loss_fn=F.mse_loss):
+    """One training step: zero_grad, loss_fn(model(x), y), backward, opt.step(); returns the loss."""
+    def step(x, y):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.detach()
+    return step
+
+
 def twins(seed=0):
     tandem.manual_seed(seed)
     h = Hybrid()
@@ -196,14 +207,6 @@ def test_compile_with_a_cpp_child():
     p.load_state_dict(h.state_dict())
     y = tandem.randn(5, 3)
 
-    def make_step(model, opt):
-        def step(x, y):
-            opt.zero_grad()
-            loss = F.mse_loss(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss.detach()
-        return step
     step_h = tandem.compile(make_step(h, opt_h))
     step_p = make_step(p, opt_p)
     for _ in range(4):
@@ -349,22 +352,18 @@ def test_checkpoints_cross_between_tandem_train_and_python(tmp_path):
     assert int(m.group(1)) == correct(model)
 
 
-class PythonCNN(nn.Module):
-    """The cnn of `tandem train` written with tandem.nn's Python layers, created in the C++
-    model's order (examples/train_fashion_mnist.py's model)."""
+def _example_cnn():
+    """The Python nn.Module of examples/train_fashion_mnist.py (the cnn of `tandem train`
+    written with tandem.nn's layers, created in the C++ model's order)."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "train_fashion_mnist.py")
+    spec = importlib.util.spec_from_file_location("train_fashion_mnist", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CNN
 
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
-        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
-        self.pool = nn.MaxPool2d(2)
-        self.fc1 = nn.Linear(3136, 128)
-        self.fc2 = nn.Linear(128, 10)
 
-    def forward(self, x):
-        x = self.pool(self.conv1(x).relu())
-        x = self.pool(self.conv2(x).relu())
-        return self.fc2(self.fc1(x.flatten(1)).relu())
+PythonCNN = _example_cnn()
 
 
 def test_python_layers_draw_what_the_cpp_layers_draw():
@@ -398,12 +397,7 @@ def test_python_cnn_trains_with_the_cpp_models_losses(compiled):
         tandem.manual_seed(12)
         batches = [(tandem.randn([16, 1, 28, 28]), tandem.randint(0, 10, [16])) for _ in range(4)]
 
-        def step(x, y):
-            opt.zero_grad()
-            loss = F.cross_entropy(model(x), y)
-            loss.backward()
-            opt.step()
-            return loss.detach()
+        step = make_step(model, opt, F.cross_entropy)
         if compiled:
             step = tandem.compile(step)
         return [step(x, y).item() for x, y in batches]
