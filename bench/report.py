@@ -808,7 +808,9 @@ def budget_section(args):
            "tensors, plus each kernel's own allocations, measured by the first run), down to the smallest",
            "budget the planner reaches (\"min\", the figure its OutOfMemoryError names). Measured peak:",
            "allocator bytes above the level before one step (lower than the planner's figure by the old .grad",
-           "tensors the step frees first). Time: median ms per step.",
+           "tensors the step frees first). Time: median ms per step; every configuration is built and warmed up",
+           "first, then timed in interleaved rounds (one round of each in turn), so the ratios compare steps run",
+           "under the same machine conditions (this VM's speed drifts by tens of percent over minutes).",
            f"Target (cnn, batch 256): at 50% the step at most {BUDGET_SLOWDOWN_TARGET}x slower than unconstrained;",
            "the peak never above the budget nor rising as it falls; losses equal to eager's.", ""]
     out += run_lines(now(), args.command, f"- 1-minute load average before: {args.load}", commands)

@@ -182,3 +182,134 @@ TEST(MemoryBudget, ASpillFileGivesBackWhatWasWritten) {
   EXPECT_EQ(a, b);
   EXPECT_THROW(f.read(1 << 30, b.data(), 16), RuntimeError) << "reading past the end";
 }
+
+namespace {
+
+// Shaped like a convolution backward split by batch: a = relu(x) is read whole early, then
+// in four row blocks, each block's product copied into its rows of o (made by `empty`),
+// which four more nodes read back block by block:
+//   a = relu(x); b = a @ x; c = b @ x; o = empty; per block i: o[i] = a[i] @ c;
+//   outputs relu(o[j]) per block j.
+// Sliced offloads send a and o to the spill file once and move only the blocks.
+struct Blocks {
+  ir::Graph g;
+  int a = -1, o = -1;
+  std::vector<int> piece_reads, piece_copies, slices;  // node positions
+};
+
+Blocks blocks_graph() {
+  Blocks s;
+  ir::Graph& g = s.g;
+  const int x = g.add_input(mat_meta(), "x");
+  s.a = out0(g, g.add_node(get_op("relu"), {x}, {}));
+  const int b = out0(g, g.add_node(get_op("mm"), {s.a, x}, {}));
+  const int c = out0(g, g.add_node(get_op("mm"), {b, x}, {}));
+  s.o = out0(g, g.add_node(get_op("empty"), {},
+                            {AttrValue(std::vector<int64_t>{kN, kN}), AttrValue(std::monostate{}), AttrValue(DType::Float32)}));
+  auto rows = [&](int v, int64_t i) {
+    const int id = g.add_node(get_op("slice"), {v},
+                              {AttrValue(int64_t{0}), AttrValue(i * kN / 4), AttrValue((i + 1) * kN / 4), AttrValue(int64_t{1})});
+    s.slices.push_back(id);
+    return out0(g, id);
+  };
+  for (int64_t i = 0; i < 4; ++i) {
+    const int ai = rows(s.a, i);
+    const int id = g.add_node(get_op("mm"), {ai, c}, {});
+    s.piece_reads.push_back(id);
+    const int m = out0(g, id);
+    s.piece_copies.push_back(g.add_node(get_op("copy_"), {rows(s.o, i), m}, {}));
+  }
+  std::vector<int> outs;
+  for (int64_t j = 0; j < 4; ++j) outs.push_back(out0(g, g.add_node(get_op("relu"), {rows(s.o, j)}, {})));
+  g.set_outputs(outs);
+  return s;
+}
+
+}  // namespace
+
+// What each node does to a storage offloaded in pieces: the producer needs it whole, views
+// of it are not made, a read of a contiguous block names its byte offset, a copy_ into a
+// block writes there; a read of a non-contiguous view needs the storage whole.
+TEST(MemoryBudget, SlicedAccessClassifiesEachUseOfAStorage) {
+  using K = runtime::SlicedAccess;
+  Blocks s = blocks_graph();
+  const int a_producer = s.g.value(s.a).producer;
+  EXPECT_EQ(runtime::sliced_access(s.g, a_producer, s.a).kind, K::Whole);
+  const auto whole_read = runtime::sliced_access(s.g, a_producer + 1, s.a);  // b = a @ x
+  ASSERT_EQ(whole_read.kind, K::Read);
+  ASSERT_EQ(whole_read.pieces.size(), 1u);
+  EXPECT_EQ(whole_read.pieces[0].offset, 0);
+  EXPECT_EQ(whole_read.pieces[0].bytes, kMiB);
+  EXPECT_EQ(runtime::sliced_access(s.g, a_producer + 2, s.a).kind, K::Untouched);  // c = b @ x
+  for (int i = 0; i < 4; ++i) {
+    const auto rd = runtime::sliced_access(s.g, s.piece_reads[static_cast<size_t>(i)], s.a);
+    ASSERT_EQ(rd.kind, K::Read) << "block " << i;
+    ASSERT_EQ(rd.pieces.size(), 1u);
+    EXPECT_EQ(rd.pieces[0].slot, 0);
+    EXPECT_EQ(rd.pieces[0].offset, i * kMiB / 4);
+    EXPECT_EQ(rd.pieces[0].bytes, kMiB / 4);
+    const auto wr = runtime::sliced_access(s.g, s.piece_copies[static_cast<size_t>(i)], s.o);
+    ASSERT_EQ(wr.kind, K::Write) << "block " << i;
+    EXPECT_EQ(wr.pieces[0].offset, i * kMiB / 4);
+    EXPECT_EQ(wr.pieces[0].bytes, kMiB / 4);
+  }
+  EXPECT_EQ(runtime::sliced_access(s.g, s.slices[0], s.a).kind, K::View);
+  EXPECT_EQ(runtime::sliced_access(s.g, s.g.value(s.o).producer, s.o).kind, K::Whole);
+
+  // A transposed view is not one block of bytes; a block at an offset that is not a
+  // multiple of 64 bytes would give the kernel another alignment.
+  ir::Graph g;
+  const int x = g.add_input(mat_meta(), "x");
+  const int a = out0(g, g.add_node(get_op("relu"), {x}, {}));
+  const int t = out0(g, g.add_node(get_op("transpose"), {a}, {AttrValue(int64_t{0}), AttrValue(int64_t{1})}));
+  const int rt = g.add_node(get_op("mm"), {t, x}, {});
+  const int odd = out0(g, g.add_node(get_op("slice"), {a},
+                                     {AttrValue(int64_t{1}), AttrValue(int64_t{1}), AttrValue(kN), AttrValue(int64_t{1})}));
+  const int row = out0(g, g.add_node(get_op("slice"), {odd}, {AttrValue(int64_t{0}), AttrValue(int64_t{0}), AttrValue(int64_t{1}), AttrValue(int64_t{1})}));
+  const int rr = g.add_node(get_op("relu"), {row}, {});
+  g.set_outputs({out0(g, rt), out0(g, rr)});
+  EXPECT_EQ(runtime::sliced_access(g, rt, a).kind, K::Whole);
+  EXPECT_EQ(runtime::sliced_access(g, rr, a).kind, K::Whole) << "a row starting 4 bytes into the storage";
+}
+
+// Under budgets down to the smallest reachable, the planner sends a and o to the spill file
+// in pieces (the storages are never whole in memory while the blocks run); the outputs keep
+// their bytes and the measured peak its budget.
+TEST(MemoryBudget, StoragesReadAndWrittenInBlocksAreOffloadedInPieces) {
+  const Tensor x = input();
+  runtime::Executor free_run(blocks_graph().g);
+  free_run.set_use_arena(false);
+  const std::vector<Tensor> want = free_run.run({x});
+  const int64_t full = runtime::estimate_peak(free_run.graph(), false, {});
+  bool sliced = false;
+  int64_t last_peak = INT64_MAX, smallest = 0;
+  for (int64_t budget = full; budget > 0; budget -= kMiB / 4) {
+    SCOPED_TRACE("budget " + std::to_string(budget));
+    runtime::Executor ex(blocks_graph().g);
+    ex.set_use_arena(false);
+    try {
+      ex.fit_memory_budget(budget, runtime::BudgetCosts{});
+      ex.run({x});  // measures the kernels' own allocations; refits if needed
+      memory::reset_peak_stats();
+      const int64_t before = memory::stats().bytes_in_use;
+      const std::vector<Tensor> got = ex.run({x});
+      const int64_t peak = memory::stats().peak_bytes_in_use - before;
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t j = 0; j < got.size(); ++j) EXPECT_TRUE(same_bytes(got[j], want[j])) << "output " << j;
+      EXPECT_LE(peak, budget) << ex.memory_summary();
+      EXPECT_LE(peak, last_peak) << "the peak rose as the budget fell";
+      last_peak = peak;
+      smallest = budget;
+      sliced = sliced || ex.budget_plan().sliced > 0;
+      if (ex.budget_plan().sliced > 0) {
+        EXPECT_NE(ex.budget_plan().to_text().find("in pieces"), std::string::npos) << ex.budget_plan().to_text();
+      }
+    } catch (const OutOfMemoryError& e) {
+      EXPECT_NE(std::string(e.what()).find("expected at least"), std::string::npos) << e.what();
+      break;
+    }
+  }
+  EXPECT_TRUE(sliced) << "no budget offloaded a storage in pieces";
+  // a, c and o whole (3 MiB) would be the working set of a block without pieces.
+  EXPECT_LT(smallest, 3 * kMiB) << "the smallest budget that fitted";
+}

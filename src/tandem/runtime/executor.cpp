@@ -52,6 +52,8 @@ void Executor::prepare() {
   offload_runs_.clear();
   spill_at_.assign(nodes.size(), {});
   reload_at_.assign(nodes.size(), {});
+  sliced_at_.assign(nodes.size(), {});
+  static const OpDef& empty_op = get_op("empty");
   std::vector<std::vector<size_t>> gaps_of(nv);
   int64_t file_offset = 0;
   for (const auto& o : budget_plan_.offloads) {
@@ -65,7 +67,21 @@ void Executor::prepare() {
             std::find(run.rebuilt.begin(), run.rebuilt.end(), i) == run.rebuilt.end())
           run.rebuilt.push_back(i);
     spill_at_[static_cast<size_t>(o.after)].push_back(offload_runs_.size());
-    reload_at_[static_cast<size_t>(o.before)].push_back(offload_runs_.size());
+    if (o.sliced) {
+      // Out for good: the nodes after the spill touch it in pieces, through the file.
+      TANDEM_INTERNAL_ASSERT(!use_arena_, "a sliced offload in a program with an arena");
+      const int producer = values[static_cast<size_t>(o.value)].producer;
+      run.write = !(nodes[static_cast<size_t>(producer)].op == &empty_op && producer == o.after);
+      for (size_t k = static_cast<size_t>(o.after) + 1; k < nodes.size(); ++k) {
+        SlicedAccess acc = sliced_access(graph_, static_cast<int>(k), o.value);
+        if (acc.kind == SlicedAccess::Untouched) continue;
+        TANDEM_INTERNAL_ASSERT(acc.kind != SlicedAccess::Whole, "node ", k, " needs sliced-offloaded value %", o.value,
+                               " whole");
+        sliced_at_[k].push_back({offload_runs_.size(), std::move(acc)});
+      }
+    } else {
+      reload_at_[static_cast<size_t>(o.before)].push_back(offload_runs_.size());
+    }
     gaps_of[static_cast<size_t>(o.value)].push_back(offload_runs_.size());
     offload_runs_.push_back(std::move(run));
   }
@@ -87,18 +103,25 @@ void Executor::prepare() {
     r.last = std::max(r.first, last_use[static_cast<size_t>(v.id)]);
     buffer_of_[static_cast<size_t>(v.id)] = static_cast<int>(reqs.size());
     const int last = r.last;
+    bool back = true;  // the storage is in memory again after its last gap
     for (size_t j : gaps_of[static_cast<size_t>(v.id)]) {
       OffloadRun& run = offload_runs_[j];
       r.last = run.o.after;
       run.spill_buffer = static_cast<int>(reqs.size());
       reqs.push_back(r);
       req_value.push_back(v.id);
+      if (run.o.sliced) {
+        back = false;
+        break;
+      }
       run.reload_buffer = static_cast<int>(reqs.size());
       r.first = run.o.before;
     }
-    r.last = last;
-    reqs.push_back(r);
-    req_value.push_back(v.id);
+    if (back) {
+      r.last = last;
+      reqs.push_back(r);
+      req_value.push_back(v.id);
+    }
   }
   plan_ = plan_memory(reqs);
   buffer_offset_ = plan_.offsets;
@@ -176,11 +199,17 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
     auto t0 = profiling_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const size_t pos = static_cast<size_t>(&n - graph_.nodes().data());
     if (!reload_at_[pos].empty()) reload_before(pos, env);
-    if (measure) memory::watch_reset();
     ins.clear();
     for (int i : n.inputs) ins.push_back(i >= 0 ? env[static_cast<size_t>(i)] : Tensor());
+    // Sliced offloads: pieces read into buffers of their own (before the watch, which
+    // measures what the kernel allocates itself), or the node stands for a file write.
+    const bool through_file = !sliced_at_[pos].empty() && sliced_through_file(pos, ins);
+    if (measure) memory::watch_reset();
     const OpDef& op = *n.op;
-    if (op.view) {
+    if (through_file) {
+      // A view of a storage that is out, or a copy into it that went to the file: nothing
+      // to make.
+    } else if (op.view) {
       // An absolute offset (as_strided's) counts from the start of the storage the viewed
       // value had in eager mode: the caller's storage for inputs, a storage of its own
       // (offset 0) for values made inside, which here may sit anywhere in the arena.
@@ -230,7 +259,8 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
       p.total_ns += p.last_ns;
       p.start_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - run_start).count();
       p.bytes = 0;
-      for (int o : n.outputs) p.bytes += env[static_cast<size_t>(o)].nbytes();
+      for (int o : n.outputs)
+        if (env[static_cast<size_t>(o)].defined()) p.bytes += env[static_cast<size_t>(o)].nbytes();
     }
     ins.clear();
     if (!node_callback_)  // the checker compares values after later nodes
@@ -260,13 +290,18 @@ void Executor::spill_after(size_t k, std::vector<Tensor>& env) {
     const Tensor* held = nullptr;
     for (int x : run.rebuilt)
       if (env[static_cast<size_t>(x)].defined()) held = &env[static_cast<size_t>(x)];
+    if (!held)  // a sliced offload rebuilds nothing: any tensor on the storage
+      for (const auto& v : graph_.values())
+        if (!held && v.kind == ir::ValueKind::Node && env[static_cast<size_t>(v.id)].defined() &&
+            graph_.storage_root(v.id) == root)
+          held = &env[static_cast<size_t>(v.id)];
     TANDEM_INTERNAL_ASSERT(held, "offloaded value %", root, " is not in memory after node ", k);
     // Where the storage's bytes start: its arena buffer, or (allocated per value) the start
     // of its own allocation.
     int64_t start = 0;
     if (use_arena_) start = buffer_offset_[static_cast<size_t>(run.spill_buffer)];
     const char* base = static_cast<const char*>(held->storage()->data()) + start;
-    spill_->write(run.file_offset, base, static_cast<size_t>(run.o.bytes));
+    if (run.write) spill_->write(run.file_offset, base, static_cast<size_t>(run.o.bytes));
     run.rebuilt_offset.clear();
     for (int x : run.rebuilt) {
       const Tensor& t = env[static_cast<size_t>(x)];
@@ -277,6 +312,34 @@ void Executor::spill_after(size_t k, std::vector<Tensor>& env) {
     for (const auto& v : graph_.values())
       if (v.kind == ir::ValueKind::Node && graph_.storage_root(v.id) == root) env[static_cast<size_t>(v.id)] = Tensor();
   }
+}
+
+bool Executor::sliced_through_file(size_t k, SmallVec<Tensor, 4>& ins) {
+  bool done = false;
+  for (const SlicedStep& step : sliced_at_[k]) {
+    const OffloadRun& run = offload_runs_[step.run];
+    const SlicedAccess& acc = step.access;
+    if (acc.kind == SlicedAccess::View) {
+      done = true;
+    } else if (acc.kind == SlicedAccess::Write) {
+      // copy_(piece, src) with src of the piece's dtype and sizes: its bytes, in order.
+      Tensor src = ins[1].is_contiguous() ? ins[1] : ins[1].contiguous();
+      const auto& p = acc.pieces[0];
+      spill_->write(run.file_offset + p.offset,
+                    static_cast<const char*>(src.storage()->data()) +
+                        src.storage_offset() * static_cast<int64_t>(element_size(src.dtype())),
+                    static_cast<size_t>(p.bytes));
+      done = true;
+    } else {
+      for (const auto& p : acc.pieces) {
+        const ir::Value& v = graph_.value(graph_.nodes()[k].inputs[static_cast<size_t>(p.slot)]);
+        Tensor t = empty_tensor(v.meta.sizes, v.meta.dtype);
+        spill_->read(run.file_offset + p.offset, t.storage()->data(), static_cast<size_t>(p.bytes));
+        ins[static_cast<size_t>(p.slot)] = std::move(t);
+      }
+    }
+  }
+  return done;
 }
 
 void Executor::reload_before(size_t k, std::vector<Tensor>& env) {

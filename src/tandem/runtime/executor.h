@@ -86,6 +86,9 @@ class Executor {
   // Before node position k: brings offloaded storages back; after it: sends them out.
   void reload_before(size_t k, std::vector<Tensor>& env);
   void spill_after(size_t k, std::vector<Tensor>& env);
+  // Node position k touches sliced offloads: reads its pieces of them into `ins`; true when
+  // the node is done without running (a view of one, or a copy_ into one, written to the file).
+  bool sliced_through_file(size_t k, SmallVec<Tensor, 4>& ins);
 
   ir::Graph graph_;
   MemoryPlan plan_;
@@ -113,8 +116,15 @@ class Executor {
     int reload_buffer = -1;
     std::vector<int> rebuilt;              // values made before the gap and read after it
     std::vector<int64_t> rebuilt_offset;   // each one's byte offset from the storage's start (set at spill)
+    bool write = true;                     // false: an `empty` storage spilled where it is made
   };
   std::vector<OffloadRun> offload_runs_;
+  // Per node position: how it touches sliced offloads' storages (Offload::sliced).
+  struct SlicedStep {
+    size_t run = 0;
+    SlicedAccess access;
+  };
+  std::vector<std::vector<SlicedStep>> sliced_at_;
   std::vector<std::vector<int>> spill_at_, reload_at_;  // per node position: offload_runs_ indices
   std::unique_ptr<SpillFile> spill_;
 };

@@ -36,8 +36,9 @@ struct Liveness {
   std::vector<bool> planned;            // per root: made by a node, non-empty
   std::vector<int64_t> bytes;           // per root: span bytes
   int num_nodes = 0;
+  const ir::Graph* graph = nullptr;
 
-  explicit Liveness(const ir::Graph& g) {
+  explicit Liveness(const ir::Graph& g) : graph(&g) {
     const auto& values = g.values();
     const size_t nv = values.size();
     root.resize(nv);
@@ -65,13 +66,18 @@ struct Liveness {
       }
   }
 
-  // The intervals of node positions a root occupies memory, with its offload gaps cut out.
+  // The intervals of node positions a root occupies memory, with its offload gaps cut out
+  // (a sliced gap runs to the end: the storage never comes back whole).
   std::vector<std::pair<int, int>> segments(int r, const std::vector<Offload>& offloads) const {
     const auto& u = uses[static_cast<size_t>(r)];
     int first = u.front(), last = per_call[static_cast<size_t>(r)] ? num_nodes - 1 : u.back();
     std::vector<std::pair<int, int>> gaps;
+    int sliced_after = -1;
     for (const auto& o : offloads)
-      if (o.value == r) gaps.emplace_back(o.after, o.before);
+      if (o.value == r) {
+        if (o.sliced) sliced_after = o.after;
+        else gaps.emplace_back(o.after, o.before);
+      }
     std::sort(gaps.begin(), gaps.end());
     std::vector<std::pair<int, int>> seg;
     int start = first;
@@ -79,10 +85,48 @@ struct Liveness {
       seg.emplace_back(start, a);
       start = b;
     }
-    seg.emplace_back(start, last);
+    seg.emplace_back(start, sliced_after >= 0 ? sliced_after : last);
     return seg;
   }
 };
+
+// Byte offset of value v from the start of its storage, through views (their stride rules
+// on the metas) and in-place results; -1 when not known before running (as_strided's
+// absolute offsets, views that change the dtype).
+int64_t offset_in_storage(const ir::Graph& g, int v) {
+  int64_t off = 0;
+  for (;;) {
+    const ir::Value& val = g.value(v);
+    if (val.alias_of < 0) return off;
+    if (val.kind != ir::ValueKind::Node || val.producer < 0) return -1;
+    const ir::Node& p = g.nodes()[static_cast<size_t>(val.producer)];
+    if (p.op->view) {
+      const ir::Value& in = g.value(p.inputs[0]);
+      if (in.meta.dtype != val.meta.dtype) return -1;
+      const ViewGeometry geo = p.op->view(ir::meta_ref(in), AttrReader(p.op->name.c_str(), p.attrs));
+      if (geo.absolute_offset) return -1;
+      off += geo.storage_offset * static_cast<int64_t>(element_size(val.meta.dtype));
+    }
+    v = val.alias_of;
+  }
+}
+
+// Extra bytes per node position that sliced offloads add: the buffers their pieces are
+// read into, alive while the reading node runs.
+std::vector<int64_t> sliced_reads(const Liveness& L, const std::vector<Offload>& offloads) {
+  std::vector<int64_t> extra(static_cast<size_t>(L.num_nodes), 0);
+  for (const auto& o : offloads) {
+    if (!o.sliced) continue;
+    for (int k : L.uses[static_cast<size_t>(o.value)]) {
+      if (k <= o.after) continue;
+      const SlicedAccess acc = sliced_access(*L.graph, k, o.value);
+      if (acc.kind != SlicedAccess::Read) continue;
+      for (const auto& piece : acc.pieces)
+        extra[static_cast<size_t>(k)] += static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(piece.bytes)));
+    }
+  }
+  return extra;
+}
 
 // Live bytes per node position (graph inputs not counted), each storage rounded to the
 // allocator's size class as a program without an arena allocates it.
@@ -98,11 +142,12 @@ std::vector<int64_t> live_bytes(const Liveness& L, const std::vector<Offload>& o
     }
   }
   std::vector<int64_t> live(static_cast<size_t>(L.num_nodes), 0);
+  const std::vector<int64_t> pieces = per_call_only ? std::vector<int64_t>() : sliced_reads(L, offloads);
   int64_t cur = 0;
   for (int k = 0; k < L.num_nodes; ++k) {
     cur += delta[static_cast<size_t>(k)];
     const int64_t ws = workspace && static_cast<size_t>(k) < workspace->size() ? (*workspace)[static_cast<size_t>(k)] : 0;
-    live[static_cast<size_t>(k)] = cur + ws;
+    live[static_cast<size_t>(k)] = cur + ws + (pieces.empty() ? 0 : pieces[static_cast<size_t>(k)]);
   }
   return live;
 }
@@ -135,6 +180,7 @@ struct Candidate {
   int root = -1;
   int after = -1, before = -1;
   bool recompute = false;
+  bool sliced = false;  // Offload::sliced: out from `after` on, read and written in pieces
   bool widens = false;  // [after, before] is the union with overlapping gaps of the storage
   double seconds = 0;
   int64_t bytes = 0;  // rounded bytes freed across the gap
@@ -371,6 +417,53 @@ int apply_batch_split(ir::Graph& g, const BatchSplit& s) {
 
 }  // namespace
 
+SlicedAccess sliced_access(const ir::Graph& g, int k, int r) {
+  SlicedAccess acc;
+  const ir::Node& n = g.nodes()[static_cast<size_t>(k)];
+  auto on_r = [&](int v) { return v >= 0 && g.storage_root(v) == r; };
+  bool in_r = false, out_r = false;
+  for (int i : n.inputs) in_r = in_r || on_r(i);
+  for (int o : n.outputs) out_r = out_r || on_r(o);
+  if (!in_r && !out_r) return acc;
+  acc.kind = SlicedAccess::Whole;
+  // A contiguous piece at a known offset; 64-byte aligned, as the storage's start is, so a
+  // kernel reading the piece from a buffer of its own sees the alignment it would have seen.
+  auto piece = [&](int slot, int v) {
+    const ir::Value& val = g.value(v);
+    if (!compute_is_contiguous(val.meta.sizes, val.meta.strides)) return false;
+    const int64_t off = offset_in_storage(g, v);
+    if (off < 0 || off % 64 != 0) return false;
+    acc.pieces.push_back({slot, off, span_bytes(val.meta)});
+    return true;
+  };
+  if (n.op->view) {
+    if (in_r) acc.kind = SlicedAccess::View;
+    return acc;
+  }
+  static const OpDef& copy_op = get_op("copy_");
+  if (n.op == &copy_op) {
+    if (n.inputs.size() == 2 && on_r(n.inputs[0]) && !on_r(n.inputs[1])) {
+      const TensorMeta& d = g.value(n.inputs[0]).meta;
+      const TensorMeta& src = g.value(n.inputs[1]).meta;
+      if (d.dtype == src.dtype && std::equal(d.sizes.begin(), d.sizes.end(), src.sizes.begin(), src.sizes.end()) &&
+          piece(0, n.inputs[0]))
+        acc.kind = SlicedAccess::Write;
+    }
+    if (acc.kind != SlicedAccess::Write) acc.pieces.clear();
+    return acc;
+  }
+  if (out_r) return acc;
+  for (int w : ir::written_values(n))
+    if (on_r(w)) return acc;
+  for (size_t j = 0; j < n.inputs.size(); ++j)
+    if (on_r(n.inputs[j]) && !piece(static_cast<int>(j), n.inputs[j])) {
+      acc.pieces.clear();
+      return acc;
+    }
+  acc.kind = SlicedAccess::Read;
+  return acc;
+}
+
 int64_t span_bytes(const TensorMeta& m) {
   int64_t e = 1;
   for (size_t d = 0; d < m.sizes.size(); ++d) {
@@ -441,9 +534,73 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
     const int s = static_cast<int>(std::max_element(live.begin(), live.end()) - live.begin());
     Candidate best;
     double best_score = -1;
+    std::vector<bool> sliced_root(L.planned.size(), false);
+    for (const auto& o : plan.offloads)
+      if (o.sliced) sliced_root[static_cast<size_t>(o.value)] = true;
+    static const OpDef& empty_op = get_op("empty");
     for (size_t r = 0; r < L.planned.size(); ++r) {
       if (!L.planned[r] || L.per_call[r]) continue;
       const auto& u = L.uses[r];
+      // Sliced (without an arena): out for good after its last use that needs it whole,
+      // if that is before s and the storage is in memory at s. The spill point moves on
+      // to a next use that reads all of it anyway (past views of it), while the positions
+      // passed are below the peak: there keeping it costs no memory and saves reading it
+      // back.
+      if (!use_arena && !sliced_root[r] && u.back() >= s) {
+        int a = -1;
+        for (auto k = u.rbegin(); k != u.rend() && a < 0; ++k)
+          if (sliced_access(g, *k, static_cast<int>(r)).kind == SlicedAccess::Whole) a = *k;
+        for (auto k = std::upper_bound(u.begin(), u.end(), a); a >= 0 && k != u.end() && *k < s; ++k) {
+          const SlicedAccess acc = sliced_access(g, *k, static_cast<int>(r));
+          if (acc.kind == SlicedAccess::View) continue;
+          int64_t read = 0;
+          for (const auto& piece : acc.pieces) read += piece.bytes;
+          bool below = true;
+          for (int q = a + 1; q < *k; ++q) below = below && live[static_cast<size_t>(q)] < live[static_cast<size_t>(s)];
+          if (!below || acc.kind != SlicedAccess::Read || read < L.bytes[r]) break;
+          a = *k;
+        }
+        bool held = false;
+        for (const auto& [x, y] : L.segments(static_cast<int>(r), plan.offloads)) held = held || (x <= s && s <= y);
+        if (a >= 0 && a < s && held) {
+          const double nbytes = static_cast<double>(L.bytes[r]);
+          const int producer = g.value(static_cast<int>(r)).producer;
+          // An `empty` storage spilled right where it is made has nothing to write yet.
+          double seconds = g.nodes()[static_cast<size_t>(producer)].op == &empty_op && producer == a
+                               ? 0.0
+                               : nbytes / costs.spill_write_bytes_per_s;
+          int64_t at_s = 0;
+          for (int k : u) {
+            if (k <= a) continue;
+            const SlicedAccess acc = sliced_access(g, k, static_cast<int>(r));
+            for (const auto& piece : acc.pieces) {
+              const double pb = static_cast<double>(piece.bytes);
+              if (acc.kind == SlicedAccess::Write) {
+                seconds += pb / costs.spill_write_bytes_per_s;
+              } else {
+                seconds += pb / costs.spill_read_bytes_per_s;
+                if (k == s) at_s += static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(piece.bytes)));
+              }
+            }
+          }
+          // It replaces the storage's gaps after a: their spills and reloads are saved.
+          for (const auto& o : plan.offloads)
+            if (o.value == static_cast<int>(r) && o.after >= a)
+              seconds -= nbytes / costs.spill_write_bytes_per_s + nbytes / costs.spill_read_bytes_per_s;
+          const int64_t freed = static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[r]))) - at_s;
+          const double score = static_cast<double>(freed) / std::max(seconds, 1e-12);
+          if (freed > 0 && score > best_score) {
+            best_score = score;
+            best = Candidate();
+            best.root = static_cast<int>(r);
+            best.after = a;
+            best.before = L.num_nodes;
+            best.sliced = true;
+            best.seconds = seconds;
+            best.bytes = freed;
+          }
+        }
+      }
       auto it = std::lower_bound(u.begin(), u.end(), s);
       if (it == u.begin() || it == u.end() || *it == s) continue;  // not alive across s, or used at s
       const int a = *(it - 1), b = *it;
@@ -499,6 +656,12 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       if (!g.nodes()[static_cast<size_t>(k)].op->batch_chunk) continue;
       auto bs = find_batch_split(g, L, k);
       if (!bs || bs->p > s) continue;
+      // A sliced offload's uses stay as they were classified (sliced_access).
+      bool touches_sliced = false;
+      for (int q : {bs->p, bs->c})
+        for (int i : g.nodes()[static_cast<size_t>(q)].inputs)
+          touches_sliced = touches_sliced || (i >= 0 && sliced_root[static_cast<size_t>(L.root[static_cast<size_t>(i)])]);
+      if (touches_sliced) continue;
       const int64_t pieces = (bs->n + bs->chunk - 1) / bs->chunk;
       const int64_t freed = bs->bytes - bs->bytes / bs->n * bs->chunk;
       int64_t summed = 0;
@@ -589,6 +752,19 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       }
       plan.recomputed.push_back(name);
       plan.recomputed_bytes += best.bytes;
+    } else if (best.sliced) {  // replaces the storage's gaps after `after`
+      for (size_t j = 0; j < plan.offloads.size();) {
+        const Offload& o = plan.offloads[j];
+        if (o.value == best.root && o.after >= best.after) {
+          plan.offloaded_bytes -= o.bytes;
+          plan.offloads.erase(plan.offloads.begin() + static_cast<std::ptrdiff_t>(j));
+        } else {
+          ++j;
+        }
+      }
+      plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)], true});
+      plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
+      ++plan.sliced;
     } else if (best.widens) {  // the union replaces the gaps it covers
       for (size_t j = 0; j < plan.offloads.size();) {
         const Offload& o = plan.offloads[j];
@@ -626,8 +802,9 @@ std::string BudgetPlan::to_text() const {
     for (size_t i = 0; i < split.size() && i < 4; ++i) os << (i ? ", " : "") << split[i];
     if (split.size() > 4) os << ", ...";
   }
-  os << "; offloaded " << offloads.size() << " value(s) (" << mib(offloaded_bytes) << ") to a spill file in "
-     << spill_directory() << "; estimated extra time " << extra_seconds * 1e3 << " ms per run";
+  os << "; offloaded " << offloads.size() << " value(s) (" << mib(offloaded_bytes) << ")";
+  if (sliced > 0) os << ", " << sliced << " of them read and written in pieces";
+  os << " to a spill file in " << spill_directory() << "; estimated extra time " << extra_seconds * 1e3 << " ms per run";
   return os.str();
 }
 

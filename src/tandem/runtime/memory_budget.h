@@ -32,12 +32,40 @@ namespace tandem::runtime {
 /// position `after` and comes back before node position `before` (after < before; no node in
 /// between reads or writes it). Its views and in-place results read after the gap are
 /// rebuilt on the reloaded bytes.
+///
+/// A sliced offload never comes back whole (`before` is the number of nodes): every use of
+/// the storage after `after` touches contiguous pieces of it, which go straight between the
+/// spill file and memory. A node reading a piece (a batch-split piece reading its slice of
+/// an activation) gets those bytes read into a buffer of its own for the time it runs; a
+/// `copy_` into a piece (a split piece's per-example result) writes its source's bytes to
+/// the file; views of it are not made. So a storage read chunk by chunk moves once, not
+/// once per chunk.
 struct Offload {
   int value = -1;
   int after = -1;
   int before = -1;
   int64_t bytes = 0;  ///< the storage's bytes (what the spill file holds)
+  bool sliced = false;
 };
+
+/// How node position `k` of `g` touches storage root `r` (a value made by a node) when the
+/// storage is offloaded sliced (Offload::sliced): the planner and the executor share it.
+struct SlicedAccess {
+  enum Kind {
+    Untouched,  ///< reads and writes nothing on r
+    Whole,      ///< needs the storage in memory (its producer, in-place writes, odd layouts)
+    View,       ///< a view of it: not made while the storage is out
+    Read,       ///< reads contiguous pieces of it (each gets a buffer of its own)
+    Write,      ///< `copy_` into a contiguous piece of it, from a value of the same dtype and sizes
+  } kind = Untouched;
+  struct Piece {
+    int slot = -1;       ///< the node's input (Write: 0, the destination)
+    int64_t offset = 0;  ///< bytes from the storage's start
+    int64_t bytes = 0;
+  };
+  std::vector<Piece> pieces;  ///< Read: one per input on r; Write: the destination
+};
+SlicedAccess sliced_access(const ir::Graph& g, int k, int r);
 
 /// Bytes a value's (sizes, strides) geometry spans from its first element (0 if empty):
 /// what a buffer holding it needs.
@@ -79,6 +107,7 @@ struct BudgetPlan {
   /// 7 chunks of 41 of 256 examples".
   std::vector<std::string> split;
   int64_t offloaded_bytes = 0;
+  int sliced = 0;                   ///< offloads read and written in pieces (Offload::sliced)
   double extra_seconds = 0;         ///< estimated time the choices add per run
   /// One paragraph: budget, peaks, what was recomputed and offloaded, the extra time.
   std::string to_text() const;
@@ -105,7 +134,9 @@ int64_t estimate_peak(const ir::Graph& g, bool use_arena, const std::vector<Offl
 /// (OpDef::pointwise, including fused elementwise nodes) that are not random, write nothing
 /// in place, and whose inputs are alive at the point of reuse anyway and unchanged since;
 /// never GEMM, convolution, reductions or random ops. Offloaded: any other value made in
-/// the program that is not a graph output. Raises OutOfMemoryError naming the budget, the
+/// the program that is not a graph output; without an arena, a storage whose later uses all
+/// touch contiguous pieces of it (64-byte aligned: the kernels see the alignment they
+/// would) is offloaded sliced (Offload::sliced). Raises OutOfMemoryError naming the budget, the
 /// smallest peak the choices reach and the node where the live bytes peak then, when no
 /// plan fits; ValueError for a budget <= 0.
 /// `workspace` (per node position, may be null) is kept in step with the nodes inserted;
