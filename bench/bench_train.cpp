@@ -10,6 +10,7 @@
 // --precision bf16 (issue 16) runs the model's forward and the loss under
 // tandem::AutocastGuard(bfloat16) in every mode (the backward and the optimizer step outside
 // it, as `tandem train --precision bf16` does); --batch B changes the batch (default 128).
+// The float32 eager run also times the optimizer update alone, eager and compiled.
 //   bench_train --model mlp|cnn [--rounds R] [--seconds S] [--mode eager|compiled|step]
 //               [--batch B] [--precision fp32|bf16]
 // Besides the harness's lines (train/, train_rss/), prints tandem's memory figures of one
@@ -193,5 +194,32 @@ int main(int argc, char** argv) {
   std::printf("train_loss9/%s\t%.9g\tloss\n", name.c_str(), loss9);
   std::printf("train_peak/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(peak));
   if (!use_step) std::printf("train_saved/%s\t%lld\tbytes\n", name.c_str(), static_cast<long long>(saved));
+  if (!use_compiled && !use_step && !bf16) {
+    // The optimizer update alone over all parameters (issue 13: one fused update against
+    // tandem's per-parameter eager update), on the gradients of the last step: eager
+    // opt.step() (one fused kernel per parameter) against the update compiled as one
+    // program; interleaved rounds of 200 updates, median per update.
+    auto update = tandem::compile([&](const std::vector<tandem::Tensor>&) {
+      opt->step();
+      return std::vector<tandem::Tensor>{};
+    });
+    for (int k = 0; k < 3; ++k) (*update)({});
+    std::vector<double> eager_us, compiled_us;
+    for (int r = 0; r < 7; ++r) {
+      for (int pass = 0; pass < 2; ++pass) {
+        const auto t0 = clock_type::now();
+        for (int k = 0; k < 200; ++k) {
+          if (pass == 0) opt->step();
+          else (*update)({});
+        }
+        const double us = std::chrono::duration<double, std::micro>(clock_type::now() - t0).count() / 200;
+        (pass == 0 ? eager_us : compiled_us).push_back(us);
+      }
+    }
+    std::sort(eager_us.begin(), eager_us.end());
+    std::sort(compiled_us.begin(), compiled_us.end());
+    std::printf("train_update/%s\t%.2f\tus\n", name.c_str(), eager_us[eager_us.size() / 2]);
+    std::printf("train_update_compiled/%s\t%.2f\tus\n", name.c_str(), compiled_us[compiled_us.size() / 2]);
+  }
   return 0;
 }
