@@ -250,7 +250,8 @@ std::vector<Tensor> Executor::run(std::vector<Tensor>&& inputs) {
       for (size_t k = 0; k < n.outputs.size(); ++k) env[static_cast<size_t>(n.outputs[k])] = std::move(outs[k]);
     }
     if (measure) measured[pos] = std::max<int64_t>(0, memory::watch_peak() - memory::stats().bytes_in_use);
-    if (node_callback_) node_callback_(n, env);
+    // A node done through the spill file made nothing in memory to compare.
+    if (node_callback_ && !through_file) node_callback_(n, env);
     if (profiling_) {
       auto t1 = std::chrono::steady_clock::now();
       auto& p = profile_[static_cast<size_t>(n.id)];
