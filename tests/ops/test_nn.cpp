@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "support/tensor_json.h"
 #include "tandem/tandem.h"
@@ -149,6 +150,45 @@ TEST(NNSoftmax, TensorMethodsAndDtype) {
   Tensor i = arange(6).view({2, 3});
   EXPECT_THROW(softmax(i, 1), TypeError);
   EXPECT_EQ(softmax(i, 1, kFloat64).dtype(), kFloat64);
+}
+
+// Along the last dimension softmax runs row by row (vectorised exponentials, a block of
+// 256 at a time); along others in blocks of lines. Both use the same formulas and the same
+// summation order, so the same values transposed give the same bits; and both stay within
+// float32 rounding of float64 (rows wider than a block, rows with -inf, +inf and NaN).
+TEST(NNSoftmax, LastDimRowsMatchTheBlockedLoopAndFloat64) {
+  manual_seed(4);
+  for (int64_t d : {1, 10, 255, 256, 257, 1000}) {
+    SCOPED_TRACE("row length " + std::to_string(d));
+    Tensor x = randn({37, d}).mul(4.0);
+    if (d >= 10) {
+      x.select(0, 1).fill_(-std::numeric_limits<double>::infinity());
+      x.select(0, 2).select(0, 3).fill_(std::numeric_limits<double>::infinity());
+      x.select(0, 3).select(0, 5).fill_(std::nan(""));
+      x.select(0, 4).select(0, 0).fill_(-std::numeric_limits<double>::infinity());
+    }
+    for (bool log : {false, true}) {
+      Tensor rows = log ? log_softmax(x, 1) : softmax(x, 1);
+      Tensor lines = log ? log_softmax(x.t().contiguous(), 0) : softmax(x.t().contiguous(), 0);
+      EXPECT_TRUE(close(rows, lines.t(), 0, 0)) << (log ? "log_softmax" : "softmax");
+      Tensor want = log ? log_softmax(x.to(kFloat64), 1) : softmax(x.to(kFloat64), 1);
+      auto g = to_doubles(rows), w = to_doubles(want);
+      for (size_t i = 0; i < g.size(); ++i) {
+        if (std::isnan(w[i]) || std::isinf(w[i])) {
+          EXPECT_TRUE(std::isnan(w[i]) ? std::isnan(g[i]) : g[i] == w[i]) << "element " << i << ": " << g[i];
+          continue;
+        }
+        // float32 sums of d terms: their rounding grows with d.
+        EXPECT_NEAR(g[i], w[i], 1e-6 + 2e-8 * static_cast<double>(d) + 4e-6 * std::fabs(w[i])) << "element " << i;
+      }
+      // The backward, through autograd, the same way.
+      Tensor a = x.detach().requires_grad_(true), b = x.t().contiguous().detach().requires_grad_(true);
+      Tensor gout = randn({37, d});
+      (log ? log_softmax(a, 1) : softmax(a, 1)).backward(gout);
+      (log ? log_softmax(b, 0) : softmax(b, 0)).backward(gout.t().contiguous());
+      EXPECT_TRUE(close(a.grad(), b.grad().t(), 0, 0)) << (log ? "log_softmax" : "softmax") << " backward";
+    }
+  }
 }
 
 // ---------------------------------------------------------------- interpolate wrapper
