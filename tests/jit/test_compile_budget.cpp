@@ -133,6 +133,30 @@ int sweep_budgets(const std::string& kind, int64_t batch, int step_pct, int min_
   return fitted;
 }
 
+// Five steps of `kind`'s step compiled with `budget` (the capture and the run that measures
+// the kernels' own allocations first): the plan, the measured peak of the last step, and
+// whether losses and parameters equal eager's bit for bit (checked here).
+struct BudgetRun {
+  std::shared_ptr<jit::CompiledFunction> cf;
+  int64_t peak = 0;
+  const runtime::BudgetPlan& plan() const { return cf->last_executor()->budget_plan(); }
+};
+BudgetRun run_with_eagers_numbers(Data& d, const std::string& kind, int64_t budget) {
+  Trainer t(kind);
+  BudgetRun r;
+  r.cf = compile_step(t, budget);
+  std::vector<Tensor> got;
+  for (size_t s = 0; s < 5; ++s) {
+    auto run = [&] { got.push_back((*r.cf)({d.xs[s], d.ys[s]})[0]); };
+    if (s == 4) r.peak = step_peak(run); else run();
+  }
+  EXPECT_NE(r.cf->last_executor(), nullptr);
+  for (size_t s = 0; s < 5; ++s) EXPECT_TRUE(bitwise_equal(got[s], d.losses[s])) << "loss of step " << s;
+  auto pa = t.model->parameters(), pb = d.ref.model->parameters();
+  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(bitwise_equal(pa[i], pb[i])) << "parameter " << i;
+  return r;
+}
+
 }  // namespace
 
 // The mlp's minimum is about 62% of its peak: a backward node's working set plus the weight
@@ -167,35 +191,24 @@ TEST(CompileBudget, TheMinimumIsNamedWithTheNodeWhereMemoryPeaks) {
 // are the kernel's own chunks and sums, so losses and parameters stay eager's bit for bit.
 TEST(CompileBudget, TheCnnSplitsItsConvolutionBackwardsByBatchWithEagersNumbers) {
   Data d("cnn", 96);
-  const int64_t full = unconstrained_peak("cnn", d);
-  const int64_t budget = full * 9 / 10;
-  Trainer t("cnn");
-  auto cf = compile_step(t, budget);
-  std::vector<Tensor> got;
-  int64_t peak = 0;
-  for (size_t s = 0; s < 5; ++s) {
-    auto run = [&] { got.push_back((*cf)({d.xs[s], d.ys[s]})[0]); };
-    if (s == 4) peak = step_peak(run); else run();
-  }
-  const auto* ex = cf->last_executor();
-  ASSERT_NE(ex, nullptr);
-  const auto& plan = ex->budget_plan();
+  const int64_t budget = unconstrained_peak("cnn", d) * 9 / 10;
+  const BudgetRun r = run_with_eagers_numbers(d, "cnn", budget);
+  ASSERT_NE(r.cf->last_executor(), nullptr);
+  const auto& plan = r.plan();
   ASSERT_FALSE(plan.split.empty()) << plan.to_text();
   EXPECT_NE(plan.split[0].find("convolution_backward"), std::string::npos) << plan.to_text();
   EXPECT_NE(plan.split[0].find("_fused_max_pool2d_relu_backward"), std::string::npos) << plan.to_text();
   EXPECT_NE(plan.to_text().find("split"), std::string::npos);
-  EXPECT_LE(peak, budget) << ex->memory_summary();
+  EXPECT_LE(r.peak, budget) << r.cf->last_executor()->memory_summary();
   EXPECT_LE(plan.planned_peak, budget) << plan.to_text();
-  for (size_t s = 0; s < 5; ++s) EXPECT_TRUE(bitwise_equal(got[s], d.losses[s])) << "loss of step " << s;
-  auto pa = t.model->parameters(), pb = d.ref.model->parameters();
-  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(bitwise_equal(pa[i], pb[i])) << "parameter " << i;
 }
 
 // Issue 13's sweep: the cnn at batch 256, budgets from 100% down to the minimum in steps of
 // 10%. Below 70% the planner both splits the convolution backwards by batch and offloads
-// the storages the pieces read (whole between pieces, or in pieces); a split once moved an earlier offload's
-// reload onto a piece that does not read the storage, the next round offloaded it again
-// over an overlapping gap, and the buffer plan failed (ValueError from plan_memory).
+// the storages the pieces read (whole between pieces, or in pieces); a split once moved an
+// earlier offload's reload onto a piece that does not read the storage, the next round
+// offloaded it again over an overlapping gap, and the buffer plan failed (ValueError from
+// plan_memory).
 TEST(CompileBudget, TheCnnAtBatch256FitsEveryBudgetDownToTheMinimumWithEagersNumbers) { sweep_budgets("cnn", 256, 10, 5); }
 
 // At 40% of its peak (below the 47% the planner reached before sliced offloads) the cnn's
@@ -203,25 +216,12 @@ TEST(CompileBudget, TheCnnAtBatch256FitsEveryBudgetDownToTheMinimumWithEagersNum
 // assemble chunk by chunk, to the spill file once and moving them a chunk at a time.
 TEST(CompileBudget, TheCnnAt40PercentOffloadsWhatTheSplitPiecesReadInPieces) {
   Data d("cnn", 256);
-  const int64_t full = unconstrained_peak("cnn", d);
-  const int64_t budget = full * 4 / 10;
-  Trainer t("cnn");
-  auto cf = compile_step(t, budget);
-  std::vector<Tensor> got;
-  int64_t peak = 0;
-  for (size_t s = 0; s < 5; ++s) {
-    auto run = [&] { got.push_back((*cf)({d.xs[s], d.ys[s]})[0]); };
-    if (s == 4) peak = step_peak(run); else run();
-  }
-  const auto* ex = cf->last_executor();
-  ASSERT_NE(ex, nullptr);
-  const auto& plan = ex->budget_plan();
-  EXPECT_GT(plan.sliced, 0) << plan.to_text();
-  EXPECT_FALSE(plan.split.empty()) << plan.to_text();
-  EXPECT_LE(peak, budget) << ex->memory_summary();
-  for (size_t s = 0; s < 5; ++s) EXPECT_TRUE(bitwise_equal(got[s], d.losses[s])) << "loss of step " << s;
-  auto pa = t.model->parameters(), pb = d.ref.model->parameters();
-  for (size_t i = 0; i < pa.size(); ++i) EXPECT_TRUE(bitwise_equal(pa[i], pb[i])) << "parameter " << i;
+  const int64_t budget = unconstrained_peak("cnn", d) * 4 / 10;
+  const BudgetRun r = run_with_eagers_numbers(d, "cnn", budget);
+  ASSERT_NE(r.cf->last_executor(), nullptr);
+  EXPECT_GT(r.plan().sliced, 0) << r.plan().to_text();
+  EXPECT_FALSE(r.plan().split.empty()) << r.plan().to_text();
+  EXPECT_LE(r.peak, budget) << r.cf->last_executor()->memory_summary();
 }
 
 // A compiled module trained by the caller's backward() splits into two programs; a budget
