@@ -323,8 +323,9 @@ bool Executor::sliced_through_file(size_t k, SmallVec<Tensor, 4>& ins) {
     if (acc.kind == SlicedAccess::View) {
       done = true;
     } else if (acc.kind == SlicedAccess::Write) {
-      // copy_(piece, src) with src of the piece's dtype and sizes: its bytes, in order.
-      Tensor src = ins[1].is_contiguous() ? ins[1] : ins[1].contiguous();
+      // copy_(piece, src) with a contiguous src of the piece's dtype and sizes: its bytes.
+      const Tensor& src = ins[1];
+      TANDEM_INTERNAL_ASSERT(src.is_contiguous(), "copy_ into a sliced offload from a non-contiguous value");
       const auto& p = acc.pieces[0];
       spill_->write(run.file_offset + p.offset,
                     static_cast<const char*>(src.storage()->data()) +

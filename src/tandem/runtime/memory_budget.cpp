@@ -445,8 +445,9 @@ SlicedAccess sliced_access(const ir::Graph& g, int k, int r) {
     if (n.inputs.size() == 2 && on_r(n.inputs[0]) && !on_r(n.inputs[1])) {
       const TensorMeta& d = g.value(n.inputs[0]).meta;
       const TensorMeta& src = g.value(n.inputs[1]).meta;
+      // A contiguous source is written as it is: no copy outside the plan's estimate.
       if (d.dtype == src.dtype && std::equal(d.sizes.begin(), d.sizes.end(), src.sizes.begin(), src.sizes.end()) &&
-          piece(0, n.inputs[0]))
+          compute_is_contiguous(src.sizes, src.strides) && piece(0, n.inputs[0]))
         acc.kind = SlicedAccess::Write;
     }
     if (acc.kind != SlicedAccess::Write) acc.pieces.clear();

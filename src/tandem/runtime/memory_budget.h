@@ -56,7 +56,7 @@ struct SlicedAccess {
     Whole,      ///< needs the storage in memory (its producer, in-place writes, odd layouts)
     View,       ///< a view of it: not made while the storage is out
     Read,       ///< reads contiguous pieces of it (each gets a buffer of its own)
-    Write,      ///< `copy_` into a contiguous piece of it, from a value of the same dtype and sizes
+    Write,      ///< `copy_` into a contiguous piece of it, from a contiguous value of the same dtype and sizes
   } kind = Untouched;
   struct Piece {
     int slot = -1;       ///< the node's input (Write: 0, the destination)
