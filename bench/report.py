@@ -725,7 +725,7 @@ def python_section(args):
                 "nn.Sequential of the built-in layers, random batches of Fashion-MNIST shape, batch 128, mlp with",
                 "SGD momentum, cnn with Adam; 'step' is the whole step compiled with tandem.compile) against the",
                 "same steps from C++ in the same run (bench_train, and bench_peer_torch_train at its best), samples/s,",
-                "the best of three interleaved passes of every program (PY_TRAIN_PASSES), **higher is better**. Targets: Python within 5% of tandem's C++ figure (Python / C++ >= 0.95), and",
+                "the best of PY_TRAIN_PASSES interleaved passes of every program (default 5), **higher is better**. Targets: Python within 5% of tandem's C++ figure (Python / C++ >= 0.95), and",
                 "ahead of PyTorch's Python figure by at least the ratio the C++ figures show.", "",
                 "| model | mode | tandem Python | tandem C++ | Python / C++ | torch best Python | torch best C++ |"
                 " tandem / torch, Python | tandem / torch, C++ | targets |",

@@ -259,9 +259,9 @@ if [[ $what == all || $what == python ]]; then
   for label in torch_default torch_best tandem; do py_one "$label" bench/bench_python.py "$out/python_$label.tsv"; done
   # The Fashion-MNIST training steps written in Python (bench/bench_python_train.py) against
   # the same steps from C++ (bench_train, bench_peer_torch_train), tandem and torch best, in
-  # PY_TRAIN_PASSES interleaved passes (default 3), each program's best pass kept: on this VM
+  # PY_TRAIN_PASSES interleaved passes (default 5), each program's best pass kept: on this VM
   # identical runs minutes apart differ by up to 40%, and the targets compare ratios near 1.
-  passes=${PY_TRAIN_PASSES:-3}
+  passes=${PY_TRAIN_PASSES:-5}
   for ((pass = 1; pass <= passes; ++pass)); do
     for label in tandem torch_best; do py_one "$label" bench/bench_python_train.py "$out/python_train_${label}_$pass.tsv"; done
     : > "$out/cxx_train_tandem_$pass.tsv"
