@@ -511,8 +511,9 @@ def amp_section(args):
            "program (`--mode step`, what `tandem train --mode compiled` runs); the peer is libtorch 1.13",
            "at its best, with its CPU bfloat16 autocast switched on through the C++ API",
            "(`at::autocast::set_cpu_enabled`, `set_autocast_cpu_dtype(kBFloat16)`: what",
-           "`torch.autocast(\"cpu\", dtype=torch.bfloat16)` sets). samples/s, median of the rounds;",
-           "higher is better. Targets (cnn): bf16 >= 1.4x tandem float32 (same mode); tandem bf16 /",
+           "`torch.autocast(\"cpu\", dtype=torch.bfloat16)` sets). samples/s, median of the rounds,",
+           "each program's fastest of AMP_PASSES interleaved passes (default 3; this VM's speed drifts by",
+           "tens of percent over minutes); higher is better. Targets (cnn): bf16 >= 1.4x tandem float32 (same mode); tandem bf16 /",
            "torch bf16 >= tandem fp32 / torch fp32; peak memory of the bf16 step below float32's.", ""]
     out += run_lines(now(), args.command,
                      f"- 1-minute load average before the programs: {args.load} (well above 2 means something"

@@ -29,6 +29,7 @@
 #   BENCH_FLAGS="--benchmark_filter=add" bench/run_all.sh   extra Google Benchmark flags (core)
 #   TRAIN_FLAGS="--rounds 3 --seconds 1" bench/run_all.sh   flags for the training programs
 #   TRAIN_PASSES=1 bench/run_all.sh train   passes of the training part (default 3, best kept)
+#   AMP_PASSES=1 bench/run_all.sh amp   passes of the mixed-precision part (default 3, best kept)
 #   COMPILE_FLAGS="--benchmark_filter=b128" bench/run_all.sh   extra flags (compile part)
 set -euo pipefail
 cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/.."
@@ -180,21 +181,34 @@ if [[ $what == all || $what == amp ]]; then
     vars=("$@")
     local cmd=("${clean_env[@]}" "${vars[@]}" "$build/bench/$prog" --model "$model" --batch "$batch" "${args[@]}"
       "${tflags[@]}")
-    echo "== amp $label $model b$batch: ${cmd[*]}"
-    echo "${cmd[*]}" >> "$out/amp_commands.txt"
-    "${cmd[@]}" >> "$out/amp_$label.tsv"
+    echo "== amp $label $model b$batch (pass $pass): ${cmd[*]}"
+    ((pass == 1)) && echo "${cmd[*]}" >> "$out/amp_commands.txt"
+    "${cmd[@]}" > "$out/amp_${label}_${model}_${batch}_$pass.tsv"
   }
   load=$(cut -d' ' -f1 /proc/loadavg)
   # Per model and batch the six programs run one after the other, so a change in machine
-  # load hits all of them.
-  for model in mlp cnn; do
-    for batch in 128 256; do
-      amp_one torch_best bench_peer_torch_train "$model" "$batch" -- "${best[@]}"
-      amp_one torch_best_bf16 bench_peer_torch_train "$model" "$batch" --precision bf16 -- "${best[@]}"
-      amp_one tandem bench_train "$model" "$batch"
-      amp_one tandem_bf16 bench_train "$model" "$batch" --precision bf16
-      amp_one tandem_step bench_train "$model" "$batch" --mode step
-      amp_one tandem_step_bf16 bench_train "$model" "$batch" --mode step --precision bf16
+  # load hits all of them, in AMP_PASSES passes (default 3); each program keeps its pass
+  # with the highest rate (all of that pass's lines), as the training part does.
+  passes=${AMP_PASSES:-3}
+  for ((pass = 1; pass <= passes; ++pass)); do
+    for model in mlp cnn; do
+      for batch in 128 256; do
+        amp_one torch_best bench_peer_torch_train "$model" "$batch" -- "${best[@]}"
+        amp_one torch_best_bf16 bench_peer_torch_train "$model" "$batch" --precision bf16 -- "${best[@]}"
+        amp_one tandem bench_train "$model" "$batch"
+        amp_one tandem_bf16 bench_train "$model" "$batch" --precision bf16
+        amp_one tandem_step bench_train "$model" "$batch" --mode step
+        amp_one tandem_step_bf16 bench_train "$model" "$batch" --mode step --precision bf16
+      done
+    done
+  done
+  for label in "${labels[@]}"; do
+    for model in mlp cnn; do
+      for batch in 128 256; do
+        bestf=$(for f in "$out/amp_${label}_${model}_${batch}"_*.tsv; do
+                  awk -F'\t' -v f="$f" '$1 ~ /^train\// {print $2 "\t" f}' "$f"; done | sort -g -r | head -1 | cut -f2)
+        cat "$bestf" >> "$out/amp_$label.tsv"
+      done
     done
   done
   specs=()
