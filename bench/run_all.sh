@@ -119,6 +119,13 @@ if [[ $what == all || $what == autograd ]]; then
     torch_default="$out/autograd_torch_default.json"
 fi
 
+# fastest_pass FILE...: the one of a program's per-pass outputs with the highest `train/`
+# rate (the training and mixed-precision parts keep that pass's lines).
+fastest_pass() {
+  local f
+  for f in "$@"; do awk -F'\t' -v f="$f" '$1 ~ /^train\// {print $2 "\t" f}' "$f"; done | sort -g -r | head -1 | cut -f2
+}
+
 # ---------------------------------------------------------------- training step
 if [[ $what == all || $what == train ]]; then
   : > "$out/train_commands.txt"
@@ -154,9 +161,7 @@ if [[ $what == all || $what == train ]]; then
   done
   for label in tandem tandem_compiled tandem_step torch_best torch_default; do
     for model in mlp cnn; do
-      bestf=$(for f in "$out/train_${label}_${model}"_*.tsv; do
-                awk -F'\t' -v f="$f" '$1 ~ /^train\// {print $2 "\t" f}' "$f"; done | sort -g -r | head -1 | cut -f2)
-      cat "$bestf" >> "$out/train_$label.tsv"
+      cat "$(fastest_pass "$out/train_${label}_${model}"_*.tsv)" >> "$out/train_$label.tsv"
     done
   done
   "$py" bench/report.py train --out bench/RESULTS.md --command "$command" --commands "$out/train_commands.txt" \
@@ -205,9 +210,7 @@ if [[ $what == all || $what == amp ]]; then
   for label in "${labels[@]}"; do
     for model in mlp cnn; do
       for batch in 128 256; do
-        bestf=$(for f in "$out/amp_${label}_${model}_${batch}"_*.tsv; do
-                  awk -F'\t' -v f="$f" '$1 ~ /^train\// {print $2 "\t" f}' "$f"; done | sort -g -r | head -1 | cut -f2)
-        cat "$bestf" >> "$out/amp_$label.tsv"
+        cat "$(fastest_pass "$out/amp_${label}_${model}_${batch}"_*.tsv)" >> "$out/amp_$label.tsv"
       done
     done
   done

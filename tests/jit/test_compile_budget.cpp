@@ -219,7 +219,7 @@ TEST(CompileBudget, TheCnnAt40PercentOffloadsWhatTheSplitPiecesReadInPieces) {
   const int64_t budget = unconstrained_peak("cnn", d) * 4 / 10;
   const BudgetRun r = run_with_eagers_numbers(d, "cnn", budget);
   ASSERT_NE(r.cf->last_executor(), nullptr);
-  EXPECT_GT(r.plan().sliced, 0) << r.plan().to_text();
+  EXPECT_GT(r.plan().sliced(), 0) << r.plan().to_text();
   EXPECT_FALSE(r.plan().split.empty()) << r.plan().to_text();
   EXPECT_LE(r.peak, budget) << r.cf->last_executor()->memory_summary();
 }

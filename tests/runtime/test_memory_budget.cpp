@@ -301,8 +301,8 @@ TEST(MemoryBudget, StoragesReadAndWrittenInBlocksAreOffloadedInPieces) {
       EXPECT_LE(peak, last_peak) << "the peak rose as the budget fell";
       last_peak = peak;
       smallest = budget;
-      sliced = sliced || ex.budget_plan().sliced > 0;
-      if (ex.budget_plan().sliced > 0) {
+      sliced = sliced || ex.budget_plan().sliced() > 0;
+      if (ex.budget_plan().sliced() > 0) {
         EXPECT_NE(ex.budget_plan().to_text().find("in pieces"), std::string::npos) << ex.budget_plan().to_text();
       }
     } catch (const OutOfMemoryError& e) {
@@ -411,8 +411,8 @@ TEST(MemoryBudget, RandomProgramsKeepTheirBytesUnderEveryBudget) {
         EXPECT_LE(peak, budget) << ex.memory_summary();
         ++fitted;
         const auto& plan = ex.budget_plan();
-        sliced += plan.sliced;
-        whole_offloads += static_cast<int>(plan.offloads.size()) - plan.sliced;
+        sliced += plan.sliced();
+        whole_offloads += static_cast<int>(plan.offloads.size()) - plan.sliced();
         recomputed += static_cast<int>(plan.recomputed.size());
       } catch (const OutOfMemoryError& e) {
         EXPECT_NE(std::string(e.what()).find("expected at least"), std::string::npos) << e.what();

@@ -53,7 +53,6 @@ void Executor::prepare() {
   spill_at_.assign(nodes.size(), {});
   reload_at_.assign(nodes.size(), {});
   sliced_at_.assign(nodes.size(), {});
-  static const OpDef& empty_op = get_op("empty");
   std::vector<std::vector<size_t>> gaps_of(nv);
   int64_t file_offset = 0;
   for (const auto& o : budget_plan_.offloads) {
@@ -66,12 +65,13 @@ void Executor::prepare() {
         if (i >= 0 && graph_.storage_root(i) == o.value && values[static_cast<size_t>(i)].producer <= o.after &&
             std::find(run.rebuilt.begin(), run.rebuilt.end(), i) == run.rebuilt.end())
           run.rebuilt.push_back(i);
+    for (const auto& v : values)
+      if (v.kind == ir::ValueKind::Node && graph_.storage_root(v.id) == o.value) run.on_storage.push_back(v.id);
     spill_at_[static_cast<size_t>(o.after)].push_back(offload_runs_.size());
     if (o.sliced) {
       // Out for good: the nodes after the spill touch it in pieces, through the file.
       TANDEM_INTERNAL_ASSERT(!use_arena_, "a sliced offload in a program with an arena");
-      const int producer = values[static_cast<size_t>(o.value)].producer;
-      run.write = !(nodes[static_cast<size_t>(producer)].op == &empty_op && producer == o.after);
+      run.write = spill_writes(graph_, o);
       for (size_t k = static_cast<size_t>(o.after) + 1; k < nodes.size(); ++k) {
         SlicedAccess acc = sliced_access(graph_, static_cast<int>(k), o.value);
         if (acc.kind == SlicedAccess::Untouched) continue;
@@ -289,13 +289,8 @@ void Executor::spill_after(size_t k, std::vector<Tensor>& env) {
     OffloadRun& run = offload_runs_[j];
     const int root = run.o.value;
     const Tensor* held = nullptr;
-    for (int x : run.rebuilt)
-      if (env[static_cast<size_t>(x)].defined()) held = &env[static_cast<size_t>(x)];
-    if (!held)  // a sliced offload rebuilds nothing: any tensor on the storage
-      for (const auto& v : graph_.values())
-        if (!held && v.kind == ir::ValueKind::Node && env[static_cast<size_t>(v.id)].defined() &&
-            graph_.storage_root(v.id) == root)
-          held = &env[static_cast<size_t>(v.id)];
+    for (int x : run.on_storage)
+      if (!held && env[static_cast<size_t>(x)].defined()) held = &env[static_cast<size_t>(x)];
     TANDEM_INTERNAL_ASSERT(held, "offloaded value %", root, " is not in memory after node ", k);
     // Where the storage's bytes start: its arena buffer, or (allocated per value) the start
     // of its own allocation.
@@ -310,8 +305,7 @@ void Executor::spill_after(size_t k, std::vector<Tensor>& env) {
       run.rebuilt_offset.push_back(t.storage_offset() * static_cast<int64_t>(element_size(t.dtype())) - start);
     }
     // Every tensor on the storage goes, so (without an arena) its memory is freed now.
-    for (const auto& v : graph_.values())
-      if (v.kind == ir::ValueKind::Node && graph_.storage_root(v.id) == root) env[static_cast<size_t>(v.id)] = Tensor();
+    for (int x : run.on_storage) env[static_cast<size_t>(x)] = Tensor();
   }
 }
 

@@ -114,6 +114,7 @@ class Executor {
     int64_t file_offset = 0;
     int spill_buffer = -1;                 // the arena buffer the bytes leave
     int reload_buffer = -1;
+    std::vector<int> on_storage;           // every value made by a node on the storage (its aliases)
     std::vector<int> rebuilt;              // values made before the gap and read after it
     std::vector<int64_t> rebuilt_offset;   // each one's byte offset from the storage's start (set at spill)
     bool write = true;                     // false: an `empty` storage spilled where it is made

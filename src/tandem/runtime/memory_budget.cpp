@@ -262,6 +262,65 @@ void insert_recompute(ir::Graph& g, int r, int b) {
     if (v.alias_of == r && v.kind == ir::ValueKind::Node && v.producer > b) v.alias_of = r2;
 }
 
+// The sliced offload of storage r (without an arena) for the peak at position s, if it
+// frees memory there (root -1 if not): out for good after its last use that needs it
+// whole, if that is before s and the storage is in memory at s. The spill point moves on to
+// a next use that reads all of it anyway (past views of it), while the positions passed
+// are below the peak: there keeping it costs no memory and saves reading it back. Cost: the
+// storage's write, each block's read or write, minus the whole gaps it replaces.
+Candidate sliced_candidate(const ir::Graph& g, const Liveness& L, const std::vector<Offload>& offloads,
+                           const std::vector<int64_t>& live, int s, int r, const BudgetCosts& costs) {
+  Candidate c;
+  const auto& u = L.uses[static_cast<size_t>(r)];
+  if (u.back() < s) return c;
+  int a = -1;
+  for (auto k = u.rbegin(); k != u.rend() && a < 0; ++k)
+    if (sliced_access(g, *k, r).kind == SlicedAccess::Whole) a = *k;
+  for (auto k = std::upper_bound(u.begin(), u.end(), a); a >= 0 && k != u.end() && *k < s; ++k) {
+    const SlicedAccess acc = sliced_access(g, *k, r);
+    if (acc.kind == SlicedAccess::View) continue;
+    int64_t read = 0;
+    for (const auto& piece : acc.pieces) read += piece.bytes;
+    bool below = true;
+    for (int q = a + 1; q < *k; ++q) below = below && live[static_cast<size_t>(q)] < live[static_cast<size_t>(s)];
+    if (!below || acc.kind != SlicedAccess::Read || read < L.bytes[static_cast<size_t>(r)]) break;
+    a = *k;
+  }
+  bool held = false;
+  for (const auto& [x, y] : L.segments(r, offloads)) held = held || (x <= s && s <= y);
+  if (a < 0 || a >= s || !held) return c;
+  const double nbytes = static_cast<double>(L.bytes[static_cast<size_t>(r)]);
+  const Offload o{r, a, L.num_nodes, L.bytes[static_cast<size_t>(r)], true};
+  double seconds = spill_writes(g, o) ? nbytes / costs.spill_write_bytes_per_s : 0.0;
+  int64_t at_s = 0;  // the buffers of the blocks read at s
+  for (int k : u) {
+    if (k <= a) continue;
+    const SlicedAccess acc = sliced_access(g, k, r);
+    for (const auto& piece : acc.pieces) {
+      const double pb = static_cast<double>(piece.bytes);
+      if (acc.kind == SlicedAccess::Write) {
+        seconds += pb / costs.spill_write_bytes_per_s;
+      } else {
+        seconds += pb / costs.spill_read_bytes_per_s;
+        if (k == s) at_s += static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(piece.bytes)));
+      }
+    }
+  }
+  for (const auto& other : offloads)
+    if (other.value == r && other.after >= a)
+      seconds -= nbytes / costs.spill_write_bytes_per_s + nbytes / costs.spill_read_bytes_per_s;
+  const int64_t freed =
+      static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[static_cast<size_t>(r)]))) - at_s;
+  if (freed <= 0) return c;
+  c.root = r;
+  c.after = a;
+  c.before = L.num_nodes;
+  c.sliced = true;
+  c.seconds = seconds;
+  c.bytes = freed;
+  return c;
+}
+
 // A node that sums over a batch in chunks (OpDef::batch_chunk) whose batch input is made
 // by a batch-separable node (OpDef::batch_separable) that nothing else reads: the pair can
 // run per chunk of examples, so that input is never whole in memory.
@@ -465,6 +524,16 @@ SlicedAccess sliced_access(const ir::Graph& g, int k, int r) {
   return acc;
 }
 
+bool spill_writes(const ir::Graph& g, const Offload& o) {
+  static const OpDef& empty_op = get_op("empty");
+  const int producer = g.value(o.value).producer;
+  return !(producer == o.after && g.nodes()[static_cast<size_t>(producer)].op == &empty_op);
+}
+
+int BudgetPlan::sliced() const {
+  return static_cast<int>(std::count_if(offloads.begin(), offloads.end(), [](const Offload& o) { return o.sliced; }));
+}
+
 int64_t span_bytes(const TensorMeta& m) {
   int64_t e = 1;
   for (size_t d = 0; d < m.sizes.size(); ++d) {
@@ -538,68 +607,15 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
     std::vector<bool> sliced_root(L.planned.size(), false);
     for (const auto& o : plan.offloads)
       if (o.sliced) sliced_root[static_cast<size_t>(o.value)] = true;
-    static const OpDef& empty_op = get_op("empty");
     for (size_t r = 0; r < L.planned.size(); ++r) {
       if (!L.planned[r] || L.per_call[r]) continue;
       const auto& u = L.uses[r];
-      // Sliced (without an arena): out for good after its last use that needs it whole,
-      // if that is before s and the storage is in memory at s. The spill point moves on
-      // to a next use that reads all of it anyway (past views of it), while the positions
-      // passed are below the peak: there keeping it costs no memory and saves reading it
-      // back.
-      if (!use_arena && !sliced_root[r] && u.back() >= s) {
-        int a = -1;
-        for (auto k = u.rbegin(); k != u.rend() && a < 0; ++k)
-          if (sliced_access(g, *k, static_cast<int>(r)).kind == SlicedAccess::Whole) a = *k;
-        for (auto k = std::upper_bound(u.begin(), u.end(), a); a >= 0 && k != u.end() && *k < s; ++k) {
-          const SlicedAccess acc = sliced_access(g, *k, static_cast<int>(r));
-          if (acc.kind == SlicedAccess::View) continue;
-          int64_t read = 0;
-          for (const auto& piece : acc.pieces) read += piece.bytes;
-          bool below = true;
-          for (int q = a + 1; q < *k; ++q) below = below && live[static_cast<size_t>(q)] < live[static_cast<size_t>(s)];
-          if (!below || acc.kind != SlicedAccess::Read || read < L.bytes[r]) break;
-          a = *k;
-        }
-        bool held = false;
-        for (const auto& [x, y] : L.segments(static_cast<int>(r), plan.offloads)) held = held || (x <= s && s <= y);
-        if (a >= 0 && a < s && held) {
-          const double nbytes = static_cast<double>(L.bytes[r]);
-          const int producer = g.value(static_cast<int>(r)).producer;
-          // An `empty` storage spilled right where it is made has nothing to write yet.
-          double seconds = g.nodes()[static_cast<size_t>(producer)].op == &empty_op && producer == a
-                               ? 0.0
-                               : nbytes / costs.spill_write_bytes_per_s;
-          int64_t at_s = 0;
-          for (int k : u) {
-            if (k <= a) continue;
-            const SlicedAccess acc = sliced_access(g, k, static_cast<int>(r));
-            for (const auto& piece : acc.pieces) {
-              const double pb = static_cast<double>(piece.bytes);
-              if (acc.kind == SlicedAccess::Write) {
-                seconds += pb / costs.spill_write_bytes_per_s;
-              } else {
-                seconds += pb / costs.spill_read_bytes_per_s;
-                if (k == s) at_s += static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(piece.bytes)));
-              }
-            }
-          }
-          // It replaces the storage's gaps after a: their spills and reloads are saved.
-          for (const auto& o : plan.offloads)
-            if (o.value == static_cast<int>(r) && o.after >= a)
-              seconds -= nbytes / costs.spill_write_bytes_per_s + nbytes / costs.spill_read_bytes_per_s;
-          const int64_t freed = static_cast<int64_t>(cpu_allocator_round_size(static_cast<size_t>(L.bytes[r]))) - at_s;
-          const double score = static_cast<double>(freed) / std::max(seconds, 1e-12);
-          if (freed > 0 && score > best_score) {
-            best_score = score;
-            best = Candidate();
-            best.root = static_cast<int>(r);
-            best.after = a;
-            best.before = L.num_nodes;
-            best.sliced = true;
-            best.seconds = seconds;
-            best.bytes = freed;
-          }
+      if (!use_arena && !sliced_root[r]) {
+        const Candidate c = sliced_candidate(g, L, plan.offloads, live, s, static_cast<int>(r), costs);
+        const double score = static_cast<double>(c.bytes) / std::max(c.seconds, 1e-12);
+        if (c.root >= 0 && score > best_score) {
+          best_score = score;
+          best = c;
         }
       }
       auto it = std::lower_bound(u.begin(), u.end(), s);
@@ -753,33 +769,22 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
       }
       plan.recomputed.push_back(name);
       plan.recomputed_bytes += best.bytes;
-    } else if (best.sliced) {  // replaces the storage's gaps after `after`
-      for (size_t j = 0; j < plan.offloads.size();) {
-        const Offload& o = plan.offloads[j];
-        if (o.value == best.root && o.after >= best.after) {
-          plan.offloaded_bytes -= o.bytes;
-          plan.offloads.erase(plan.offloads.begin() + static_cast<std::ptrdiff_t>(j));
-        } else {
-          ++j;
-        }
-      }
-      plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)], true});
-      plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
-      ++plan.sliced;
-    } else if (best.widens) {  // the union replaces the gaps it covers
-      for (size_t j = 0; j < plan.offloads.size();) {
-        const Offload& o = plan.offloads[j];
-        if (o.value == best.root && best.after <= o.after && o.before <= best.before) {
-          plan.offloaded_bytes -= o.bytes;
-          plan.offloads.erase(plan.offloads.begin() + static_cast<std::ptrdiff_t>(j));
-        } else {
-          ++j;
-        }
-      }
-      plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)]});
-      plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
     } else {
-      plan.offloads.push_back({best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)]});
+      // An offload; a union (widens) or a sliced one replaces the storage's gaps it covers.
+      for (size_t j = 0; j < plan.offloads.size();) {
+        const Offload& o = plan.offloads[j];
+        const bool covered = best.sliced   ? o.after >= best.after
+                             : best.widens ? best.after <= o.after && o.before <= best.before
+                                           : false;
+        if (o.value == best.root && covered) {
+          plan.offloaded_bytes -= o.bytes;
+          plan.offloads.erase(plan.offloads.begin() + static_cast<std::ptrdiff_t>(j));
+        } else {
+          ++j;
+        }
+      }
+      plan.offloads.push_back(
+          {best.root, best.after, best.before, L.bytes[static_cast<size_t>(best.root)], best.sliced});
       plan.offloaded_bytes += L.bytes[static_cast<size_t>(best.root)];
     }
     plan.extra_seconds += best.seconds;
@@ -804,7 +809,7 @@ std::string BudgetPlan::to_text() const {
     if (split.size() > 4) os << ", ...";
   }
   os << "; offloaded " << offloads.size() << " value(s) (" << mib(offloaded_bytes) << ")";
-  if (sliced > 0) os << ", " << sliced << " of them read and written in pieces";
+  if (sliced() > 0) os << ", " << sliced() << " of them read and written in pieces";
   os << " to a spill file in " << spill_directory() << "; estimated extra time " << extra_seconds * 1e3 << " ms per run";
   return os.str();
 }

@@ -67,6 +67,10 @@ struct SlicedAccess {
 };
 SlicedAccess sliced_access(const ir::Graph& g, int k, int r);
 
+/// Whether spilling `o` writes the storage's bytes: not for an `empty` storage spilled
+/// right where it is made (nothing is in it yet).
+bool spill_writes(const ir::Graph& g, const Offload& o);
+
 /// Bytes a value's (sizes, strides) geometry spans from its first element (0 if empty):
 /// what a buffer holding it needs.
 int64_t span_bytes(const TensorMeta& m);
@@ -107,7 +111,8 @@ struct BudgetPlan {
   /// 7 chunks of 41 of 256 examples".
   std::vector<std::string> split;
   int64_t offloaded_bytes = 0;
-  int sliced = 0;                   ///< offloads read and written in pieces (Offload::sliced)
+  /// How many of the offloads are read and written in pieces (Offload::sliced).
+  int sliced() const;
   double extra_seconds = 0;         ///< estimated time the choices add per run
   /// One paragraph: budget, peaks, what was recomputed and offloaded, the extra time.
   std::string to_text() const;
