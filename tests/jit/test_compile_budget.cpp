@@ -211,12 +211,14 @@ TEST(CompileBudget, TheCnnSplitsItsConvolutionBackwardsByBatchWithEagersNumbers)
 // plan_memory).
 TEST(CompileBudget, TheCnnAtBatch256FitsEveryBudgetDownToTheMinimumWithEagersNumbers) { sweep_budgets("cnn", 256, 10, 5); }
 
-// At 40% of its peak (below the 47% the planner reached before sliced offloads) the cnn's
-// step fits only by sending the activations the split pieces read, and the gradient they
-// assemble chunk by chunk, to the spill file once and moving them a chunk at a time.
-TEST(CompileBudget, TheCnnAt40PercentOffloadsWhatTheSplitPiecesReadInPieces) {
+// At 45% of its peak (17.4 MiB: below the 21.6 MiB the planner reached before sliced
+// offloads) the cnn's step fits only by sending the activations the split pieces read, and
+// the gradient they assemble chunk by chunk, to the spill file once and moving them a
+// chunk at a time. (Written for 40% of a 45.6 MiB peak; since the pool backward reads only
+// the window codes the peak is 38.6 MiB, and the minimum, 16.0 MiB, 41%.)
+TEST(CompileBudget, TheCnnAt45PercentOffloadsWhatTheSplitPiecesReadInPieces) {
   Data d("cnn", 256);
-  const int64_t budget = unconstrained_peak("cnn", d) * 4 / 10;
+  const int64_t budget = unconstrained_peak("cnn", d) * 45 / 100;
   const BudgetRun r = run_with_eagers_numbers(d, "cnn", budget);
   ASSERT_NE(r.cf->last_executor(), nullptr);
   EXPECT_GT(r.plan().sliced(), 0) << r.plan().to_text();

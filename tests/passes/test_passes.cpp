@@ -460,6 +460,16 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
     Tensor want = max_pool2d(r, {2, 2}, {2, 2});
     EXPECT_TRUE(bitwise_equal(fused[0], want));
     EXPECT_EQ(fused[1].dtype(), kUInt8);
+    // Written channels last (for a next convolution): the same values and codes.
+    const std::vector<AttrValue> acl{a[0], a[1], a[2], a[3], a[4], a[5], a[6], AttrValue(true)};
+    OpOutputs fused_cl = dispatch(get_op("_fused_conv2d_with_indices"), {x, w, b}, acl);
+    EXPECT_EQ(fused_cl[0].stride(1), 1);
+    EXPECT_TRUE(bitwise_equal(fused_cl[0], want));
+    EXPECT_TRUE(bitwise_equal(fused_cl[1], fused[1]));
+    // The codes: the argmax position, plus 4 exactly where the window's maximum is <= 0.
+    const Tensor codes = fused[1].to(kInt64), le_zero = (want.to(kFloat32) <= 0).to(kInt64);
+    EXPECT_TRUE(codes.div(4, "floor").equal(le_zero));
+    EXPECT_LE(codes.remainder(4).max().item<int64_t>(), 3);
     Tensor g = randn(want.sizes().vec());
     g.view({-1}).slice(0, 0, 4).fill_(-0.0);
     g.view({-1}).slice(0, 4, 5).fill_(std::nan(""));
@@ -473,7 +483,7 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
       static_cast<uint32_t*>(g.data_ptr())[5] = 0x7f800001u;
       static_cast<uint32_t*>(g.data_ptr())[6] = 0xff800001u;
     }
-    Tensor grad = dispatch1(get_op("_fused_max_pool2d_relu_backward"), {g, fused[0], fused[1]},
+    Tensor grad = dispatch1(get_op("_fused_max_pool2d_relu_backward"), {g, fused[1]},
                             {AttrValue(std::vector<int64_t>{cs.h, cs.w})});
     const std::vector<AttrValue> pool_attrs{AttrValue(std::vector<int64_t>{2, 2}), AttrValue(std::vector<int64_t>{2, 2})};
     Tensor grad_want = threshold_backward(dispatch1(get_op("max_pool2d_backward"), {g, r}, pool_attrs), r, 0);
@@ -483,10 +493,10 @@ TEST(Passes, TrainingConvBlockAndItsGradientAreBitwiseTheUnfusedOps) {
   // Bad input is an error naming the op, not a crash.
   Tensor y = randn({1, 2, 3, 3}), codes = zeros({1, 2, 3, 3}, kUInt8);
   const std::vector<AttrValue> size{AttrValue(std::vector<int64_t>{6, 6})};
-  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y, y}, size), TypeError);
-  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y.to(kBFloat16), codes}, size), TypeError);
-  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {randn({1, 2, 3, 4}), y, codes}, size), ShapeError);
-  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y, codes}, {AttrValue(std::vector<int64_t>{9, 6})}),
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, y}, size), TypeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y.to(kInt64), codes}, size), TypeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {randn({1, 2, 3, 4}), codes}, size), ShapeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_max_pool2d_relu_backward"), {y, codes}, {AttrValue(std::vector<int64_t>{9, 6})}),
                ValueError);
   EXPECT_THROW(dispatch(get_op("_fused_conv2d_with_indices"), {randn({1, 2, 6, 6}), randn({4, 2, 3, 3}), Tensor()},
                         {AttrValue(std::vector<int64_t>{1}), AttrValue(std::vector<int64_t>{1, 1}),

@@ -257,19 +257,28 @@ TEST(MemoryBudget, SlicedAccessClassifiesEachUseOfAStorage) {
   EXPECT_EQ(runtime::sliced_access(s.g, s.slices[0], s.a).kind, K::View);
   EXPECT_EQ(runtime::sliced_access(s.g, s.g.value(s.o).producer, s.o).kind, K::Whole);
 
-  // A transposed view is not one block of bytes; a block at an offset that is not a
-  // multiple of 64 bytes would give the kernel another alignment.
+  // A transposed view of the whole storage is one dense block (read with its strides, as
+  // a channels-last batch slice is); half of each row is not one block of bytes; a block at
+  // an offset that is not a multiple of 64 bytes would give the kernel another alignment.
   ir::Graph g;
   const int x = g.add_input(mat_meta(), "x");
   const int a = out0(g, g.add_node(get_op("relu"), {x}, {}));
   const int t = out0(g, g.add_node(get_op("transpose"), {a}, {AttrValue(int64_t{0}), AttrValue(int64_t{1})}));
   const int rt = g.add_node(get_op("mm"), {t, x}, {});
+  const int half = out0(g, g.add_node(get_op("slice"), {a}, {AttrValue(int64_t{1}), AttrValue(int64_t{0}),
+                                                            AttrValue(kN / 2), AttrValue(int64_t{1})}));
+  const int rh = g.add_node(get_op("relu"), {half}, {});
   const int odd = out0(g, g.add_node(get_op("slice"), {a},
                                      {AttrValue(int64_t{1}), AttrValue(int64_t{1}), AttrValue(kN), AttrValue(int64_t{1})}));
   const int row = out0(g, g.add_node(get_op("slice"), {odd}, {AttrValue(int64_t{0}), AttrValue(int64_t{0}), AttrValue(int64_t{1}), AttrValue(int64_t{1})}));
   const int rr = g.add_node(get_op("relu"), {row}, {});
-  g.set_outputs({out0(g, rt), out0(g, rr)});
-  EXPECT_EQ(runtime::sliced_access(g, rt, a).kind, K::Whole);
+  g.set_outputs({out0(g, rt), out0(g, rh), out0(g, rr)});
+  const auto tr = runtime::sliced_access(g, rt, a);
+  EXPECT_EQ(tr.kind, K::Read);
+  ASSERT_EQ(tr.pieces.size(), 1u);
+  EXPECT_EQ(tr.pieces[0].offset, 0);
+  EXPECT_EQ(tr.pieces[0].bytes, kMiB);
+  EXPECT_EQ(runtime::sliced_access(g, rh, a).kind, K::Whole) << "half of each row";
   EXPECT_EQ(runtime::sliced_access(g, rr, a).kind, K::Whole) << "a row starting 4 bytes into the storage";
 }
 

@@ -445,10 +445,11 @@ TANDEM_REGISTER_OP(_fused_conv2d) {
 // _fused_conv2d_with_indices(input, weight, bias?; _fused_conv2d's attributes) -> (output,
 // indices): _fused_conv2d with relu and a 2x2, stride 2 pool, that also returns each
 // window's argmax as a code 0..3 (uint8, contiguous [N, OC, OH, OW]; row-major position in
-// the window, chosen as max_pool2d_backward chooses it). The fuse_conv_blocks pass makes it
-// in training programs, where the ReLU result is needed only by the backward of the pool
-// and of the ReLU: _fused_max_pool2d_relu_backward computes both from the pooled output
-// and the codes, so the ReLU result (4x the pooled bytes) is neither written nor saved.
+// the window, chosen as max_pool2d_backward chooses it), plus 4 where the window's maximum
+// is <= 0. The fuse_conv_blocks pass makes it in training programs, where the ReLU result
+// is needed only by the backward of the pool and of the ReLU:
+// _fused_max_pool2d_relu_backward computes both from the codes alone, so the ReLU result
+// (4x the pooled bytes) is neither written nor saved.
 TANDEM_REGISTER_OP(_fused_conv2d_with_indices) {
   OpDef d;
   d.name = "_fused_conv2d_with_indices";

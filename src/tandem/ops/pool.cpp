@@ -284,30 +284,28 @@ TANDEM_REGISTER_OP(max_pool2d_backward) {
   return d;
 }
 
-// _fused_max_pool2d_relu_backward(grad_output, output, indices; input_size) -> grad_input:
-// the gradient of max_pool2d(relu(x)) with 2x2 windows of stride 2 (no padding, dilation or
-// ceil_mode) from the pooled output and the window codes of _fused_conv2d_with_indices,
-// bitwise threshold_backward(max_pool2d_backward(grad_output, relu(x)), relu(x), 0): at a
-// window's argmax relu(x) is the pooled value, so relu(x) need not be kept. float32 or
-// bfloat16 (grad_output and output of one dtype);
-// grad_output, output and indices [N, C, OH, OW]; input_size [H, W] with OH = H / 2 and
-// OW = W / 2 (floor). Made by the fuse_conv_blocks pass in training programs; no backward.
+// _fused_max_pool2d_relu_backward(grad_output, indices; input_size) -> grad_input: the
+// gradient of max_pool2d(relu(x)) with 2x2 windows of stride 2 (no padding, dilation or
+// ceil_mode) from the window codes of _fused_conv2d_with_indices, bitwise
+// threshold_backward(max_pool2d_backward(grad_output, relu(x)), relu(x), 0): a code says
+// where each window's argmax is and (bit 4) whether its maximum, relu(x) there, is <= 0,
+// so neither relu(x) nor the pooled output is read. float32 or bfloat16 grad_output,
+// uint8 indices, both [N, C, OH, OW]; input_size [H, W] with OH = H / 2 and OW = W / 2
+// (floor). Made by the fuse_conv_blocks pass in training programs; no backward.
 TANDEM_REGISTER_OP(_fused_max_pool2d_relu_backward) {
   OpDef d;
   d.name = "_fused_max_pool2d_relu_backward";
-  d.inputs = {{"grad_output"}, {"output", false}, {"indices", false, false, false}};
-  d.batch_inputs = 0b111;  // every image's windows are its own
+  d.inputs = {{"grad_output"}, {"indices", false, false, false}};
+  d.batch_inputs = 0b11;  // every image's windows are its own
   d.batch_separable = true;
   d.attrs = {{"input_size", std::vector<int64_t>{}}};
   d.meta = [](MetaContext& c) {
-    const MetaRef &go = c.inputs[0], &y = c.inputs[1], &idx = c.inputs[2];
-    TANDEM_CHECK((go.dtype == kFloat32 || go.dtype == kBFloat16) && y.dtype == go.dtype && idx.dtype == kUInt8,
-                 TypeError, c.op, "got grad_output ", dtype_name(go.dtype), ", output ", dtype_name(y.dtype),
-                 " and indices ", dtype_name(idx.dtype),
-                 ", expected grad_output and output of one dtype (float32 or bfloat16) and uint8 indices");
-    TANDEM_CHECK(go.dim() == 4 && y.sizes.equals(go.sizes) && idx.sizes.equals(go.sizes), ShapeError, c.op,
-                 "got grad_output ", go.sizes, ", output ", y.sizes, " and indices ", idx.sizes,
-                 ", expected one [N, C, OH, OW] size");
+    const MetaRef &go = c.inputs[0], &idx = c.inputs[1];
+    TANDEM_CHECK((go.dtype == kFloat32 || go.dtype == kBFloat16) && idx.dtype == kUInt8, TypeError, c.op,
+                 "got grad_output ", dtype_name(go.dtype), " and indices ", dtype_name(idx.dtype),
+                 ", expected float32 or bfloat16 grad_output and uint8 indices");
+    TANDEM_CHECK(go.dim() == 4 && idx.sizes.equals(go.sizes), ShapeError, c.op, "got grad_output ", go.sizes,
+                 " and indices ", idx.sizes, ", expected one [N, C, OH, OW] size");
     const auto& hw = c.attrs.ints(0);
     TANDEM_CHECK(hw.size() == 2 && hw[0] / 2 == go.sizes[2] && hw[1] / 2 == go.sizes[3], ValueError, c.op,
                  "got input_size ", IntArrayRef(hw), " for pooled size ", go.sizes,
@@ -320,16 +318,14 @@ TANDEM_REGISTER_OP(_fused_max_pool2d_relu_backward) {
     Pool2dGeometry g;
     g.N = gi.size(0), g.C = gi.size(1), g.H = gi.size(2), g.W = gi.size(3);
     g.OH = g.H / 2, g.OW = g.W / 2, g.KH = g.KW = 2, g.stride_h = g.stride_w = 2;
-    const Tensor go = c.inputs[0].contiguous(), y = c.inputs[1].contiguous(), idx = c.inputs[2].contiguous();
+    const Tensor go = c.inputs[0].contiguous(), idx = c.inputs[1].contiguous();
     if (gi.dtype() == kBFloat16)
       kernels::max_pool2d_relu_backward_bf16(g, static_cast<BFloat16*>(gi.data_ptr()),
                                              static_cast<const BFloat16*>(go.data_ptr()),
-                                             static_cast<const BFloat16*>(y.data_ptr()),
                                              static_cast<const uint8_t*>(idx.data_ptr()));
     else
       kernels::max_pool2d_relu_backward_f32(g, static_cast<float*>(gi.data_ptr()),
                                             static_cast<const float*>(go.data_ptr()),
-                                            static_cast<const float*>(y.data_ptr()),
                                             static_cast<const uint8_t*>(idx.data_ptr()));
   };
   return d;

@@ -63,7 +63,7 @@ bool written_between(const ir::Graph& g, size_t lo, size_t hi, const std::vector
 // `rv` is read by the pool and, in the backward, by max_pool2d_backward(g, rv) nodes each
 // feeding only threshold_backward(., rv, 0). Then the block becomes
 // _fused_conv2d_with_indices (pooled output + window codes, no ReLU result at all) and each
-// backward pair _fused_max_pool2d_relu_backward(g, pooled, codes): bitwise the same
+// backward pair _fused_max_pool2d_relu_backward(g, codes): bitwise the same
 // gradients, and the values saved between forward and backward shrink from the ReLU
 // result to the pooled output plus one byte per pooled element. Returns whether it
 // rewrote the block.
@@ -114,12 +114,9 @@ bool fuse_training_block(ir::Graph& g, size_t ci, size_t ri) {
     if (gv.meta.dtype != g.value(pooled).meta.dtype || gv.meta.sizes != g.value(pooled).meta.sizes) return false;
     pairs.emplace_back(b, static_cast<size_t>(r));
   }
-  // The convolution moves to the pool's place: nothing may write its inputs in between;
-  // the pooled output is read again by the backward: nothing may write it before.
+  // The convolution moves to the pool's place: nothing may write its inputs in between.
+  // (The backward reads only the new codes value, which nothing else writes.)
   if (written_between(g, ci, static_cast<size_t>(pool), nodes[ci].inputs)) return false;
-  size_t last = 0;
-  for (const auto& pr : pairs) last = std::max(last, pr.second);
-  if (written_between(g, static_cast<size_t>(pool), last, {pooled})) return false;
 
   const ir::Value& cv = g.value(nodes[ci].outputs[0]);
   const int64_t H = cv.meta.sizes[2], W = cv.meta.sizes[3];
@@ -144,7 +141,7 @@ bool fuse_training_block(ir::Graph& g, size_t ci, size_t ri) {
   for (const auto& [b, t] : pairs) {
     ir::Node& tn = nodes[t];
     tn.op = backward;
-    tn.inputs = {nodes[b].inputs[0], pooled, codes_id};
+    tn.inputs = {nodes[b].inputs[0], codes_id};
     tn.attrs = {AttrValue(std::vector<int64_t>{H, W})};
     nodes[b].dead = true;
   }
@@ -325,14 +322,42 @@ bool fuse_conv_blocks(ir::Graph& g) {
   // A fused block whose result only another convolution reads writes it channels last:
   // the epilogue then stores whole channel blocks (not one scalar per channel plane), and
   // the next convolution reorders its input slice by slice while it is in cache.
+  // The training block's pooled output qualifies too when, besides the next convolution,
+  // only that convolution's backward reads it (oneDNN reorders it from either layout):
+  // the convolution then takes it without a reorder where its kernel wants channels last
+  // (oneDNN's bfloat16 brgconv), and the epilogue stores channel blocks.
+  const OpDef* with_indices = find_op("_fused_conv2d_with_indices");
   const std::vector<int> uses = g.use_counts();
+  auto is_conv = [&](const ir::Node& r) {
+    return r.op == fused || r.op == with_indices || r.op->name == "conv2d";
+  };
   for (auto& n : g.mutable_nodes()) {
-    if (n.op != fused || n.attrs.size() != 8 || n.attrs[7] == AttrValue(true)) continue;
+    if (n.dead || (n.op != fused && n.op != with_indices) || n.attrs.size() != 8 || n.attrs[7] == AttrValue(true))
+      continue;
     const int out = n.outputs[0];
-    const int r = sole_reader(g, uses, out);
-    if (r < 0) continue;
-    const ir::Node& next = g.nodes()[static_cast<size_t>(r)];
-    if ((next.op != fused && next.op->name != "conv2d") || next.inputs[0] != out) continue;
+    int next = -1;
+    if (n.op == fused) {
+      next = sole_reader(g, uses, out);
+    } else {
+      bool ok = true;
+      for (int o : g.outputs())
+        if (g.storage_root(o) == g.storage_root(out)) ok = false;
+      for (const auto& r : g.nodes()) {
+        if (!ok) break;
+        if (r.dead || r.id == n.id) continue;
+        for (size_t k = 0; k < r.inputs.size(); ++k) {
+          const int i = r.inputs[k];
+          if (i < 0 || g.storage_root(i) != g.storage_root(out)) continue;
+          if (i != out) ok = false;  // read through a view
+          else if (k == 0 && is_conv(r) && next < 0) next = r.id;
+          else if (k != 1 || r.op->name != "convolution_backward") ok = false;
+        }
+      }
+      if (!ok) next = -1;
+    }
+    if (next < 0) continue;
+    const ir::Node& nx = g.nodes()[static_cast<size_t>(next)];
+    if (!is_conv(nx) || nx.inputs[0] != out) continue;
     n.attrs[7] = AttrValue(true);
     auto& m = g.mutable_value(out).meta;
     m.strides = {m.sizes[1] * m.sizes[2] * m.sizes[3], 1, m.sizes[3] * m.sizes[1], m.sizes[1]};

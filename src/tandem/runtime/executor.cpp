@@ -329,7 +329,9 @@ bool Executor::sliced_through_file(size_t k, SmallVec<Tensor, 4>& ins) {
     } else {
       for (const auto& p : acc.pieces) {
         const ir::Value& v = graph_.value(graph_.nodes()[k].inputs[static_cast<size_t>(p.slot)]);
-        Tensor t = empty_tensor(v.meta.sizes, v.meta.dtype);
+        // A dense piece keeps its layout (a channels-last slice stays channels last).
+        Tensor t = v.meta.strides.empty() ? empty_tensor(v.meta.sizes, v.meta.dtype)
+                                          : empty_strided_tensor(v.meta.sizes, v.meta.strides, v.meta.dtype);
         spill_->read(run.file_offset + p.offset, t.storage()->data(), static_cast<size_t>(p.bytes));
         ins[static_cast<size_t>(p.slot)] = std::move(t);
       }

@@ -476,6 +476,26 @@ int apply_batch_split(ir::Graph& g, const BatchSplit& s) {
 
 }  // namespace
 
+namespace {
+/// True when the value's elements fill [0, numel) of its storage span exactly once: some
+/// order of its dimensions is row-major (size-1 dimensions aside).
+bool is_dense(const TensorMeta& m) {
+  if (m.strides.empty()) return true;
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size > 1
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) return true;
+    if (m.sizes[d] > 1) dims.emplace_back(m.strides[d], m.sizes[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t expect = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != expect) return false;
+    expect *= size;
+  }
+  return true;
+}
+}  // namespace
+
 SlicedAccess sliced_access(const ir::Graph& g, int k, int r) {
   SlicedAccess acc;
   const ir::Node& n = g.nodes()[static_cast<size_t>(k)];
@@ -485,11 +505,13 @@ SlicedAccess sliced_access(const ir::Graph& g, int k, int r) {
   for (int o : n.outputs) out_r = out_r || on_r(o);
   if (!in_r && !out_r) return acc;
   acc.kind = SlicedAccess::Whole;
-  // A contiguous piece at a known offset; 64-byte aligned, as the storage's start is, so a
-  // kernel reading the piece from a buffer of its own sees the alignment it would have seen.
+  // A dense piece (contiguous, or a batch slice of a channels-last value: its elements
+  // fill one byte range) at a known offset; 64-byte aligned, as the storage's start is, so
+  // a kernel reading the piece from a buffer of its own (with the piece's strides) sees the
+  // alignment and layout it would have seen.
   auto piece = [&](int slot, int v) {
     const ir::Value& val = g.value(v);
-    if (!compute_is_contiguous(val.meta.sizes, val.meta.strides)) return false;
+    if (!is_dense(val.meta)) return false;
     const int64_t off = offset_in_storage(g, v);
     if (off < 0 || off % 64 != 0) return false;
     acc.pieces.push_back({slot, off, span_bytes(val.meta)});

@@ -55,7 +55,7 @@ struct SlicedAccess {
     Untouched,  ///< reads and writes nothing on r
     Whole,      ///< needs the storage in memory (its producer, in-place writes, odd layouts)
     View,       ///< a view of it: not made while the storage is out
-    Read,       ///< reads contiguous pieces of it (each gets a buffer of its own)
+    Read,       ///< reads dense pieces of it (each gets a buffer of its own, with the piece's strides)
     Write,      ///< `copy_` into a contiguous piece of it, from a contiguous value of the same dtype and sizes
   } kind = Untouched;
   struct Piece {

@@ -94,7 +94,8 @@ void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor
 /// same result (NaN wins). With `indices` (2x2 windows of stride 2 only), also writes
 /// each window's argmax as a code 0..3 (row-major position in the window) into the
 /// contiguous uint8 [N, C, OH, OW] array, chosen as max_pool2d_backward chooses it on the
-/// relu'd input (first maximum, else the last NaN).
+/// relu'd input (first maximum, else the last NaN), plus 4 where the window's maximum is
+/// <= 0 (not NaN): where relu's backward drops the gradient.
 void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t cblock, const int64_t* st, bool relu,
                               float* out, const int64_t* os, uint8_t* indices = nullptr);
 /// relu_max_pool_layout_f32 on bfloat16 data: the same selections (in float32, where every
@@ -103,17 +104,18 @@ void relu_max_pool_layout_f32(const Pool2dGeometry& g, const float* x, int64_t c
 void relu_max_pool_layout_bf16(const Pool2dGeometry& g, const BFloat16* x, int64_t cblock, const int64_t* st,
                                bool relu, BFloat16* out, const int64_t* os, uint8_t* indices = nullptr);
 
-/// The gradient of max_pool2d(relu(x)) (2x2 windows, stride 2, no padding) from the pooled
-/// output and its window codes (relu_max_pool_layout_f32's `indices`): bitwise
+/// The gradient of max_pool2d(relu(x)) (2x2 windows, stride 2, no padding) from the
+/// window codes alone (relu_max_pool_layout_f32's `indices`): bitwise
 /// threshold_backward(max_pool2d_backward(grad_output, relu(x)), relu(x), 0), without
-/// relu(x): at a window's argmax, relu(x) is the pooled value. grad_input [N, C, H, W],
-/// grad_output, output and indices [N, C, OH, OW], all contiguous; float32.
+/// relu(x) or the pooled output: at a window's argmax relu(x) is the window's maximum, and
+/// the code's bit 4 says whether that is <= 0. grad_input [N, C, H, W], grad_output and
+/// indices [N, C, OH, OW], all contiguous; float32.
 void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
-                                  const float* output, const uint8_t* indices);
+                                  const uint8_t* indices);
 /// max_pool2d_relu_backward_f32 on bfloat16 tensors: bitwise the unfused bfloat16
 /// max_pool2d_backward then threshold_backward.
 void max_pool2d_relu_backward_bf16(const Pool2dGeometry& g, BFloat16* grad_input, const BFloat16* grad_output,
-                                   const BFloat16* output, const uint8_t* indices);
+                                   const uint8_t* indices);
 
 /// Compiled mode's fused convolution block (op _fused_conv2d):
 ///   out = max_pool2d(relu(conv2d(input, weight) + bias))   (relu and pooling optional)

@@ -449,6 +449,12 @@ inline v8i window_codes8(v8f a, v8f b, v8f c, v8f d) {
   const v8i t1 = (m1 > m0) | (c != c) | (d != d);
   return (t1 & 2) | ((t1 ? td : tb) & 1);
 }
+/// The window code the fused block stores: window_codes8's position, plus 4 where the
+/// window's maximum m is <= 0 (+-0 after the ReLU; not NaN), where threshold_backward drops
+/// the gradient: so the backward needs neither the ReLU result nor the pooled output.
+inline v8i pool_codes8(v8f a, v8f b, v8f c, v8f d, v8f m) {
+  return window_codes8(a, b, c, d) | ((m <= v8f{}) & 4);
+}
 inline void store_codes8(uint8_t* p, v8i code) {
   for (int k = 0; k < 8; ++k) p[k] = static_cast<uint8_t>(code[k]);
 }
@@ -476,7 +482,7 @@ void relu_max_pool_blocks(const Pool2dGeometry& g, const T* x, const int64_t* st
               const v8f a = relu8<RELU>(load8(w0 + k)), bb = relu8<RELU>(load8(w0 + st[3] + k));
               const v8f c = relu8<RELU>(load8(w0 + st[2] + k)), d = relu8<RELU>(load8(w0 + st[2] + st[3] + k));
               m = max8(max8(max8(a, bb), c), d);
-              if (indices) store_codes8(codes.data() + ow * CB + k, window_codes8(a, bb, c, d));
+              if (indices) store_codes8(codes.data() + ow * CB + k, pool_codes8(a, bb, c, d, m));
             } else {  // its general order: max over rows per column, then over columns
               for (int64_t kw = 0; kw < g.KW; ++kw) {
                 const T* r = w0 + kw * st[3] + k;
@@ -522,8 +528,9 @@ void relu_max_pool_plain(const Pool2dGeometry& g, const T* x, const int64_t* st,
     const v8f b = relu8<RELU>(__builtin_shufflevector(a0, a1, 1, 3, 5, 7, 9, 11, 13, 15));
     const v8f c = relu8<RELU>(__builtin_shufflevector(b0, b1, 0, 2, 4, 6, 8, 10, 12, 14));
     const v8f d = relu8<RELU>(__builtin_shufflevector(b0, b1, 1, 3, 5, 7, 9, 11, 13, 15));
-    store8(y, max8(max8(max8(a, b), c), d));
-    if (code) store_codes8(code, window_codes8(a, b, c, d));
+    const v8f m = max8(max8(max8(a, b), c), d);
+    store8(y, m);
+    if (code) store_codes8(code, pool_codes8(a, b, c, d, m));
   };
   for_planes(g.N * g.C, g.OH * g.OW * g.KH * g.KW, [&](int64_t b, int64_t e) {
     std::vector<float> rm(static_cast<size_t>(g.W));
@@ -592,15 +599,15 @@ void relu_max_pool_layout(const Pool2dGeometry& g, const T* x, int64_t cblock, c
 }
 
 // The loops of max_pool2d_relu_backward: every plane's rows of windows, `group` making W
-// windows at a time (group(y, g, codes, row0, row1): W pooled values, gradients and window
-// codes in, both input rows' 2W values out, row0 stored before row1), a last partial group,
+// windows at a time (group(g, codes, row0, row1): W gradients and window codes in, both
+// input rows' 2W values out, row0 stored before row1), a last partial group,
 // then the columns and the row no window covers set to +0. A partial group runs at full
 // width where that stays inside the tensors and its extra stores land in this plane's later
 // rows, which are written after it (the cnn's 14- and 7-window rows are all partial groups
 // at W = 16); otherwise, the plane's last row, through padded copies.
 template <int W, typename T, typename Group>
-void relu_pool_backward_rows(const Pool2dGeometry& g, T* grad_input, const T* grad_output, const T* output,
-                             const uint8_t* indices, Group group) {
+void relu_pool_backward_rows(const Pool2dGeometry& g, T* grad_input, const T* grad_output, const uint8_t* indices,
+                             Group group) {
   const int64_t HW = g.H * g.W, OP = g.OH * g.OW, pooled = g.N * g.C * OP;
   for_planes(g.N * g.C, HW + OP, [&](int64_t b, int64_t e) {
     for (int64_t p = b; p < e; ++p) {
@@ -609,7 +616,6 @@ void relu_pool_backward_rows(const Pool2dGeometry& g, T* grad_input, const T* gr
         T* d0 = dst + 2 * oh * g.W;
         T* d1 = d0 + g.W;
         const int64_t at = p * OP + oh * g.OW;
-        const T* yr = output + at;
         const T* gr = grad_output + at;
         const uint8_t* ir = indices + at;
         const int64_t tail = g.OW - g.OW % W;  // where the partial group starts
@@ -617,17 +623,16 @@ void relu_pool_backward_rows(const Pool2dGeometry& g, T* grad_input, const T* gr
                                (d1 + 2 * tail + 2 * W) - dst <= HW;
         // First, so that what its row-0 stores write past the row (the start of row 1) is
         // written again by the full groups after it.
-        if (wide_tail) group(yr + tail, gr + tail, ir + tail, d0 + 2 * tail, d1 + 2 * tail);
+        if (wide_tail) group(gr + tail, ir + tail, d0 + 2 * tail, d1 + 2 * tail);
         int64_t ow = 0;
-        for (; ow + W <= g.OW; ow += W) group(yr + ow, gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
+        for (; ow + W <= g.OW; ow += W) group(gr + ow, ir + ow, d0 + 2 * ow, d1 + 2 * ow);
         if (ow < g.OW && !wide_tail) {
           const size_t rest = static_cast<size_t>(g.OW - ow);
-          T yb[W] = {}, gb[W] = {}, r0[2 * W], r1[2 * W];
+          T gb[W] = {}, r0[2 * W], r1[2 * W];
           uint8_t cb[W] = {};
-          std::memcpy(static_cast<void*>(yb), yr + ow, rest * sizeof(T));
           std::memcpy(static_cast<void*>(gb), gr + ow, rest * sizeof(T));
           std::memcpy(cb, ir + ow, rest);
-          group(yb, gb, cb, r0, r1);
+          group(gb, cb, r0, r1);
           std::memcpy(static_cast<void*>(d0 + 2 * ow), r0, 2 * rest * sizeof(T));
           std::memcpy(static_cast<void*>(d1 + 2 * ow), r1, 2 * rest * sizeof(T));
         }
@@ -654,14 +659,13 @@ void relu_max_pool_layout_bf16(const Pool2dGeometry& g, const BFloat16* x, int64
 }
 
 void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, const float* grad_output,
-                                  const float* output, const uint8_t* indices) {
+                                  const uint8_t* indices) {
   // max_pool2d_backward writes the gradient at the window's argmax (0 elsewhere);
   // threshold_backward then keeps it where relu's result, there the pooled value itself,
-  // is not <= 0. Eight windows at a time: both rows' 16 floats are built in registers and
-  // stored contiguously.
-  auto eight = [](const float* yv, const float* gv, const uint8_t* cv, float* r0, float* r1) {
-    const v8f y = load8(yv), gr8 = load8(gv);
-    const v8f v = y <= v8f{} ? v8f{} : gr8;
+  // is not <= 0: codes 4..7 (that bit set) match no position. Eight windows at a time:
+  // both rows' 16 floats are built in registers and stored contiguously.
+  auto eight = [](const float* gv, const uint8_t* cv, float* r0, float* r1) {
+    const v8f v = load8(gv);
     v8i code{};
     for (int k = 0; k < 8; ++k) code[k] = cv[k];
     const v8f c0 = code == 0 ? v : v8f{}, c1 = code == 1 ? v : v8f{};
@@ -671,29 +675,25 @@ void max_pool2d_relu_backward_f32(const Pool2dGeometry& g, float* grad_input, co
     store8(r1, __builtin_shufflevector(c2, c3, 0, 8, 1, 9, 2, 10, 3, 11));
     store8(r1 + 8, __builtin_shufflevector(c2, c3, 4, 12, 5, 13, 6, 14, 7, 15));
   };
-  relu_pool_backward_rows<8>(g, grad_input, grad_output, output, indices, eight);
+  relu_pool_backward_rows<8>(g, grad_input, grad_output, indices, eight);
 }
 
 // The bfloat16 form on the bits, 16 windows per step: the values it stores are read from
 // bfloat16 (or +0), so nothing needs widening to float (done that way, with load8/store8,
 // it was compute-bound: 1.4 ms against float32's 0.9 ms for [128, 32, 28, 28] on 2
-// threads). Bitwise the unfused bfloat16 ops: y <= 0 is "+-0, or negative and not NaN" on
-// the bits; a NaN gradient leaves with its quiet bit set (0x40), as threshold_backward's
-// rounding to bfloat16 sets it; others move unchanged.
+// threads). Bitwise the unfused bfloat16 ops: a window whose maximum is <= 0 has code bit 4
+// set and matches no position; a NaN gradient leaves with its quiet bit set (0x40), as
+// threshold_backward's rounding to bfloat16 sets it; others move unchanged.
 void max_pool2d_relu_backward_bf16(const Pool2dGeometry& g, BFloat16* grad_input, const BFloat16* grad_output,
-                                   const BFloat16* output, const uint8_t* indices) {
+                                   const uint8_t* indices) {
   static_assert(sizeof(BFloat16) == sizeof(uint16_t));
-  auto sixteen = [](const uint16_t* yv, const uint16_t* gv, const uint8_t* cv, uint16_t* r0, uint16_t* r1) {
-    v16h y, gr;
+  auto sixteen = [](const uint16_t* gv, const uint8_t* cv, uint16_t* r0, uint16_t* r1) {
+    v16h gr;
     v16b cb;
-    std::memcpy(&y, yv, sizeof y);
     std::memcpy(&gr, gv, sizeof gr);
     std::memcpy(&cb, cv, sizeof cb);
     const v16h code = __builtin_convertvector(cb, v16h);
-    const v16h mag = y & 0x7fff;
-    const v16h le_zero = (mag == 0) | (((y & 0x8000) != 0) & (mag <= 0x7f80));
-    const v16h quiet = gr | (((gr & 0x7fff) > 0x7f80) & 0x40);
-    const v16h v = le_zero ? v16h{} : quiet;
+    const v16h v = gr | (((gr & 0x7fff) > 0x7f80) & 0x40);
     const v16h c0 = code == 0 ? v : v16h{}, c1 = code == 1 ? v : v16h{};
     const v16h c2 = code == 2 ? v : v16h{}, c3 = code == 3 ? v : v16h{};
     const v16h a0 = __builtin_shufflevector(c0, c1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
@@ -707,7 +707,7 @@ void max_pool2d_relu_backward_bf16(const Pool2dGeometry& g, BFloat16* grad_input
   };
   relu_pool_backward_rows<16>(g, reinterpret_cast<uint16_t*>(grad_input),
                               reinterpret_cast<const uint16_t*>(grad_output),
-                              reinterpret_cast<const uint16_t*>(output), indices, sixteen);
+                              indices, sixteen);
 }
 
 void avg_pool2d_forward(const Pool2dGeometry& g, const Tensor& out, const Tensor& input, bool count_include_pad,
