@@ -64,8 +64,9 @@ bool written_between(const ir::Graph& g, size_t lo, size_t hi, const std::vector
 // feeding only threshold_backward(., rv, 0). Then the block becomes
 // _fused_conv2d_with_indices (pooled output + window codes, no ReLU result at all) and each
 // backward pair _fused_max_pool2d_relu_backward(g, codes): bitwise the same
-// gradients, and the values saved between forward and backward shrink from the ReLU
-// result to the pooled output plus one byte per pooled element. Returns whether it
+// gradients, and what the block's backward needs from the forward shrinks from the ReLU
+// result to one byte per pooled element (the pooled output stays only as long as its
+// other readers, e.g. the next layer's weight gradient, need it). Returns whether it
 // rewrote the block.
 bool fuse_training_block(ir::Graph& g, size_t ci, size_t ri) {
   auto& nodes = g.mutable_nodes();
