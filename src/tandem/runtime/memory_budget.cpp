@@ -769,13 +769,19 @@ BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const
         largest += str_cat(i ? ", " : "", "%", v.id, " (", g.nodes()[static_cast<size_t>(v.producer)].op->name, ", ",
                            mib(there[i].first), L.per_call[static_cast<size_t>(v.id)] ? ", an output" : "", ")");
       }
-      const int64_t ws = workspace && static_cast<size_t>(s) < workspace->size() ? (*workspace)[static_cast<size_t>(s)] : 0;
+      // A first fit (no `start`) comes before any run has measured the kernels' own
+      // allocations, and the figure leaves them out: say so, since the minimum named after
+      // the first run can then be higher.
+      const bool measured = workspace && start;
+      const int64_t ws = measured && static_cast<size_t>(s) < workspace->size() ? (*workspace)[static_cast<size_t>(s)] : 0;
       throw OutOfMemoryError(str_cat("[memory_budget] got a budget of ", budget, " bytes (", mib(budget),
                                      "), expected at least ", peak, " bytes (", mib(peak),
                                      "): the smallest peak this program reaches by recomputing and offloading; ",
                                      "its live bytes peak at node ", s, " (", n.op->name, "): ", there.size(),
                                      " value(s) in memory there, the largest ", largest, "; the kernel's own allocations ",
-                                     mib(ws)));
+                                     measured ? mib(ws)
+                                              : std::string("not measured yet (left out of this figure: the first "
+                                                            "run measures them, and can raise the minimum)")));
     }
     if (best.recompute) {
       const std::string name = "%" + std::to_string(best.root) + " (" + g.nodes()[static_cast<size_t>(g.value(best.root).producer)].op->name + ")";

@@ -140,13 +140,15 @@ int64_t estimate_peak(const ir::Graph& g, bool use_arena, const std::vector<Offl
 /// in place, and whose inputs are alive at the point of reuse anyway and unchanged since;
 /// never GEMM, convolution, reductions or random ops. Offloaded: any other value made in
 /// the program that is not a graph output; without an arena, a storage whose later uses all
-/// touch contiguous pieces of it (64-byte aligned: the kernels see the alignment they
-/// would) is offloaded sliced (Offload::sliced). Raises OutOfMemoryError naming the budget, the
+/// touch dense pieces of it (64-byte aligned: the kernels see the alignment they would) is
+/// offloaded sliced (Offload::sliced). Raises OutOfMemoryError naming the budget, the
 /// smallest peak the choices reach and the node where the live bytes peak then, when no
-/// plan fits; ValueError for a budget <= 0.
+/// plan fits (before `workspace` is measured, that peak leaves the kernels' own allocations
+/// out, and the message says so); ValueError for a budget <= 0.
 /// `workspace` (per node position, may be null) is kept in step with the nodes inserted;
 /// `start` continues an earlier plan of the same graph (the executor refits once its first
-/// run has measured the kernels' workspaces).
+/// run has measured the kernels' workspaces; without `start`, `workspace` holds no
+/// measurement yet, which the OutOfMemoryError's message says).
 BudgetPlan fit_memory_budget(ir::Graph& g, int64_t budget, bool use_arena, const BudgetCosts& costs,
                              std::vector<int64_t>* workspace = nullptr, const BudgetPlan* start = nullptr);
 
