@@ -81,6 +81,44 @@ TEST(MemOverlap, InternalOverlapMatchesBruteForce) {
   EXPECT_LT(overlapping, checked - 200);
 }
 
+TEST(MemOverlap, NonOverlappingAndDenseMatchesBruteForce) {
+  // Dense: the elements cover exactly [min, min + numel) of the storage; compared with the
+  // byte addresses themselves over random non-negative geometries, plus named cases.
+  std::mt19937 rng(11);
+  Tensor storage = zeros({400});
+  int dense = 0, checked = 0;
+  for (int it = 0; it < 3000; ++it) {
+    const int nd = 1 + static_cast<int>(rng() % 4);
+    DimVector sizes, strides;
+    int64_t reach = 0;
+    for (int d = 0; d < nd; ++d) {
+      sizes.push_back(1 + static_cast<int64_t>(rng() % 4));
+      strides.push_back(static_cast<int64_t>(rng() % 13));
+      reach += (sizes.back() - 1) * strides.back();
+    }
+    if (reach >= 400) continue;
+    Tensor t = storage.as_strided(sizes, strides, 0);
+    std::vector<int64_t> b = bytes_of(t);
+    std::set<int64_t> s(b.begin(), b.end());
+    const bool want = s.size() == b.size() && *s.rbegin() - *s.begin() + 1 == static_cast<int64_t>(b.size());
+    EXPECT_EQ(is_non_overlapping_and_dense(sizes, strides), want)
+        << "sizes " << IntArrayRef(sizes) << " strides " << IntArrayRef(strides);
+    dense += want;
+    ++checked;
+  }
+  EXPECT_GT(checked, 2000);
+  EXPECT_GT(dense, 100) << "the random geometries must exercise both answers";
+  EXPECT_LT(dense, checked - 100);
+  const Tensor x = zeros({2, 3, 4, 5});
+  EXPECT_TRUE(is_non_overlapping_and_dense(x.sizes(), x.strides()));
+  const Tensor cl = x.permute({0, 2, 3, 1}).contiguous().permute({0, 3, 1, 2});  // channels last
+  EXPECT_TRUE(is_non_overlapping_and_dense(cl.sizes(), cl.strides()));
+  EXPECT_TRUE(is_non_overlapping_and_dense(cl.slice(0, 1, 2).sizes(), cl.slice(0, 1, 2).strides()));
+  EXPECT_FALSE(is_non_overlapping_and_dense(x.slice(1, 0, 2).sizes(), x.slice(1, 0, 2).strides()));
+  EXPECT_FALSE(is_non_overlapping_and_dense(IntArrayRef({3, 2}), IntArrayRef({-1, 3})));  // negative stride
+  EXPECT_TRUE(is_non_overlapping_and_dense(IntArrayRef({3}), IntArrayRef{}));  // empty strides: contiguous
+}
+
 TEST(MemOverlap, OverlapStatusMatchesBruteForce) {
   std::mt19937 rng(11);
   Tensor storage = zeros({300});

@@ -141,6 +141,13 @@ bool has_internal_overlap(IntArrayRef sizes, IntArrayRef strides) {
   return seen.finish();
 }
 
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides) {
+  if (strides.empty()) return true;
+  for (size_t d = 0; d < sizes.size(); ++d)
+    if (sizes[d] > 1 && strides[d] < 0) return false;
+  return is_dense(layout_of(0, sizes, strides, 1), 1);
+}
+
 bool has_internal_overlap(const Tensor& t) {
   if (t.is_contiguous()) return false;
   return has_internal_overlap(t.sizes(), t.strides());

@@ -19,6 +19,12 @@ bool has_internal_overlap(IntArrayRef sizes, IntArrayRef strides);
 /// has_internal_overlap of t's geometry.
 bool has_internal_overlap(const Tensor& t);
 
+/// Whether a geometry with non-negative strides fills one block of numel consecutive
+/// elements exactly once: contiguous or a permutation of it (transposed, channels last);
+/// the strides of size-1 dims do not matter (PyTorch's is_non_overlapping_and_dense).
+/// Empty strides mean contiguous.
+bool is_non_overlapping_and_dense(IntArrayRef sizes, IntArrayRef strides);
+
 /// How two tensors share memory (PyTorch's MemOverlapStatus, without TooHard).
 enum class MemOverlapStatus {
   No,       ///< no byte is shared (or either tensor is empty)

@@ -423,16 +423,8 @@ ViewGeometry scatter_view(const char* op, const OpDef& view, const MetaRef& m, A
 // Strides of as_strided_scatter's output: self's when self is dense without overlap
 // (PyTorch's clone keeps that layout), else contiguous (empty).
 DimVector scatter_out_strides(const MetaRef& self) {
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size) of dims with size > 1
-  for (int64_t d = 0; d < self.dim(); ++d)
-    if (self.sizes[d] > 1) dims.emplace_back(self.strides[d], self.sizes[d]);
-  std::sort(dims.begin(), dims.end());
-  int64_t expected = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expected) return {};
-    expected *= size;
-  }
-  if (compute_is_contiguous(self.sizes, self.strides)) return {};
+  if (!is_non_overlapping_and_dense(self.sizes, self.strides) || compute_is_contiguous(self.sizes, self.strides))
+    return {};
   return self.strides.vec();
 }
 

@@ -328,37 +328,31 @@ bool fuse_conv_blocks(ir::Graph& g) {
   // the convolution then takes it without a reorder where its kernel wants channels last
   // (oneDNN's bfloat16 brgconv), and the epilogue stores channel blocks.
   const OpDef* with_indices = find_op("_fused_conv2d_with_indices");
-  const std::vector<int> uses = g.use_counts();
-  auto is_conv = [&](const ir::Node& r) {
-    return r.op == fused || r.op == with_indices || r.op->name == "conv2d";
+  // The convolution reading `out` as its input when nothing stands in the way of writing
+  // `out` channels last: no graph output or view on its storage, and no other reader but
+  // (training) that convolution's backward; else -1.
+  auto channels_last_reader = [&](int out, bool training) {
+    const int root = g.storage_root(out);
+    for (int o : g.outputs())
+      if (g.storage_root(o) == root) return -1;
+    int conv = -1;
+    for (const auto& r : g.nodes()) {
+      if (r.dead) continue;
+      for (size_t k = 0; k < r.inputs.size(); ++k) {
+        const int i = r.inputs[k];
+        if (i < 0 || g.storage_root(i) != root) continue;
+        const bool is_conv = r.op == fused || r.op == with_indices || r.op->name == "conv2d";
+        if (i == out && k == 0 && is_conv && conv < 0) conv = r.id;
+        else if (i != out || !training || k != 1 || r.op->name != "convolution_backward") return -1;
+      }
+    }
+    return conv;
   };
   for (auto& n : g.mutable_nodes()) {
     if (n.dead || (n.op != fused && n.op != with_indices) || n.attrs.size() != 8 || n.attrs[7] == AttrValue(true))
       continue;
     const int out = n.outputs[0];
-    int next = -1;
-    if (n.op == fused) {
-      next = sole_reader(g, uses, out);
-    } else {
-      bool ok = true;
-      for (int o : g.outputs())
-        if (g.storage_root(o) == g.storage_root(out)) ok = false;
-      for (const auto& r : g.nodes()) {
-        if (!ok) break;
-        if (r.dead || r.id == n.id) continue;
-        for (size_t k = 0; k < r.inputs.size(); ++k) {
-          const int i = r.inputs[k];
-          if (i < 0 || g.storage_root(i) != g.storage_root(out)) continue;
-          if (i != out) ok = false;  // read through a view
-          else if (k == 0 && is_conv(r) && next < 0) next = r.id;
-          else if (k != 1 || r.op->name != "convolution_backward") ok = false;
-        }
-      }
-      if (!ok) next = -1;
-    }
-    if (next < 0) continue;
-    const ir::Node& nx = g.nodes()[static_cast<size_t>(next)];
-    if (!is_conv(nx) || nx.inputs[0] != out) continue;
+    if (channels_last_reader(out, n.op == with_indices) < 0) continue;
     n.attrs[7] = AttrValue(true);
     auto& m = g.mutable_value(out).meta;
     m.strides = {m.sizes[1] * m.sizes[2] * m.sizes[3], 1, m.sizes[3] * m.sizes[1], m.sizes[1]};

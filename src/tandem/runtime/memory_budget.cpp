@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tandem/core/allocator.h"
+#include "tandem/core/mem_overlap.h"
 #include "tandem/dispatch/dispatcher.h"
 #include "tandem/runtime/memory_planner.h"
 #include "tandem/runtime/spill_file.h"
@@ -476,26 +477,6 @@ int apply_batch_split(ir::Graph& g, const BatchSplit& s) {
 
 }  // namespace
 
-namespace {
-/// True when the value's elements fill [0, numel) of its storage span exactly once: some
-/// order of its dimensions is row-major (size-1 dimensions aside).
-bool is_dense(const TensorMeta& m) {
-  if (m.strides.empty()) return true;
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (stride, size), size > 1
-  for (size_t d = 0; d < m.sizes.size(); ++d) {
-    if (m.sizes[d] == 0) return true;
-    if (m.sizes[d] > 1) dims.emplace_back(m.strides[d], m.sizes[d]);
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t expect = 1;
-  for (const auto& [stride, size] : dims) {
-    if (stride != expect) return false;
-    expect *= size;
-  }
-  return true;
-}
-}  // namespace
-
 SlicedAccess sliced_access(const ir::Graph& g, int k, int r) {
   SlicedAccess acc;
   const ir::Node& n = g.nodes()[static_cast<size_t>(k)];
@@ -511,7 +492,7 @@ SlicedAccess sliced_access(const ir::Graph& g, int k, int r) {
   // alignment and layout it would have seen.
   auto piece = [&](int slot, int v) {
     const ir::Value& val = g.value(v);
-    if (!is_dense(val.meta)) return false;
+    if (!is_non_overlapping_and_dense(val.meta.sizes, val.meta.strides)) return false;
     const int64_t off = offset_in_storage(g, v);
     if (off < 0 || off % 64 != 0) return false;
     acc.pieces.push_back({slot, off, span_bytes(val.meta)});
