@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "support/bitwise.h"
+#include "tandem/kernels/cpu/loops.h"
 #include "tandem/tandem.h"
 
 using namespace tandem;
@@ -595,4 +596,159 @@ TEST(Passes, TransposePairsAndCopiesOfDyingIntermediatesAreRemoved) {
   EXPECT_EQ(count_op(g, "clone"), 0) << g.to_text();
   EXPECT_EQ(count_op(g, "transpose"), 0) << g.to_text();
   EXPECT_EQ(count_op(ck->last_executor()->graph(), "clone"), 1) << ck->last_executor()->graph().to_text();
+}
+
+TEST(Passes, FusedMmToCopyIsBitwiseTheProductThenTheCast) {
+  NoGradGuard ng;
+  manual_seed(12);
+  struct Case {
+    int64_t m, k, n;
+  };
+  // Odd sizes (vector tails), one element, and one large enough for the parallel rounds
+  // of the in-place widening (more than 2^15 elements); transposed operands as the weight
+  // gradient's mm(g.t(), x) reads them; NaN, infinities and -0.0.
+  for (DType dt : {kBFloat16, kFloat16})
+    for (const Case& cs : {Case{1, 1, 1}, Case{3, 5, 7}, Case{9, 17, 15}, Case{64, 33, 129}, Case{256, 128, 784}})
+      for (bool transposed : {false, true}) {
+        SCOPED_TRACE(str_cat(dtype_name(dt), " ", cs.m, "x", cs.k, "x", cs.n, transposed ? " transposed" : ""));
+        Tensor a = transposed ? randn({cs.k, cs.m}).t() : randn({cs.m, cs.k});
+        Tensor b = randn({cs.k, cs.n});
+        a.select(0, 0).fill_(-0.0);
+        if (cs.k > 2) {
+          b.select(0, 1).slice(0, 0, 1).fill_(std::nan(""));
+          b.select(0, 2).slice(0, 0, 1).fill_(INFINITY);
+        }
+        // cast_mat2: mat2 given in float32 and made narrow inside (in the result's back
+        // half where it fits: not for a short result against a deep mat2).
+        Tensor b32 = b;
+        a = a.to(dt), b = b.to(dt);
+        Tensor want = mm(a, b).to(kFloat32);
+        Tensor got = dispatch1(get_op("_fused_mm_to_copy"), {a, b}, {AttrValue(kFloat32)});
+        EXPECT_EQ(got.dtype(), kFloat32);
+        EXPECT_TRUE(bitwise_equal(got, want));
+        Tensor cast = dispatch1(get_op("_fused_mm_to_copy"), {a, b32}, {AttrValue(kFloat32), AttrValue(true)});
+        EXPECT_TRUE(bitwise_equal(cast, want)) << "cast_mat2";
+      }
+  {
+    Tensor a = randn({1, 64}).to(kBFloat16), b = randn({64, 3});  // 6 spare bytes, a 384-byte copy
+    EXPECT_TRUE(bitwise_equal(dispatch1(get_op("_fused_mm_to_copy"), {a, b}, {AttrValue(kFloat32), AttrValue(true)}),
+                              mm(a, b.to(kBFloat16)).to(kFloat32)));
+  }
+  // Bad input is an error naming the op, not a crash.
+  Tensor a = randn({2, 3}).to(kBFloat16), b = randn({3, 4}).to(kBFloat16);
+  EXPECT_THROW(dispatch1(get_op("_fused_mm_to_copy"), {randn({2, 3}), randn({3, 4})}, {AttrValue(kFloat32)}), TypeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_mm_to_copy"), {a, b}, {AttrValue(kFloat64)}), TypeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_mm_to_copy"), {a, a}, {AttrValue(kFloat32)}), ShapeError);
+  EXPECT_THROW(dispatch1(get_op("_fused_mm_to_copy"), {a, b.to(kFloat16)}, {AttrValue(kFloat32)}), TypeError);
+  EXPECT_THROW(kernels::widen_in_place(zeros({4}, kFloat64), kBFloat16), TypeError);
+  EXPECT_THROW(kernels::widen_in_place(zeros({4, 4}).t(), kBFloat16), ValueError);
+}
+
+TEST(Passes, WidenInPlaceConvertsEveryBitPatternAsACopyDoes) {
+  // Every bfloat16 and float16 bit pattern (NaNs with payloads, subnormals), at sizes
+  // around the rounds' boundaries, against copy_kernel's conversion.
+  for (DType dt : {kBFloat16, kFloat16})
+    for (int64_t n : {int64_t{1}, int64_t{7}, int64_t{8}, int64_t{9}, int64_t{65536}, int64_t{65537}, int64_t{200003}}) {
+      SCOPED_TRACE(str_cat(dtype_name(dt), " n ", n));
+      Tensor out = empty_tensor({n}, kFloat32);
+      Tensor narrow(IntrusivePtr<TensorImpl>::make(out.storage(), dt, IntArrayRef({n}), int64_t{0}));
+      auto* bits = static_cast<uint16_t*>(narrow.data_ptr());
+      for (int64_t i = 0; i < n; ++i) bits[i] = static_cast<uint16_t>((i * 40503) & 0xffff);
+      Tensor want = narrow.to(kFloat32);
+      kernels::widen_in_place(out, dt);
+      EXPECT_TRUE(bitwise_equal(out, want));
+    }
+}
+
+TEST(Passes, FuseMmCastsOnlyWhenTheCastAloneReadsTheProduct) {
+  auto build = [](ir::Graph& g, DType dt, DType to, int& product, int& cast) {
+    int a = g.add_input(meta({4, 3}, dt), "a");
+    int b = g.add_input(meta({3, 5}, dt), "b");
+    product = g.nodes()[g.add_node(get_op("mm"), {a, b}, {})].outputs[0];
+    cast = g.nodes()[g.add_node(get_op("_to_copy"), {product}, {AttrValue(to)})].outputs[0];
+    return a;
+  };
+  {
+    ir::Graph g;
+    int product, cast;
+    build(g, kBFloat16, kFloat32, product, cast);
+    g.set_outputs({cast});
+    EXPECT_TRUE(passes::fuse_mm_casts(g));
+    ir::verify(g);
+    ASSERT_EQ(g.nodes().size(), 1u);
+    EXPECT_EQ(g.nodes()[0].op->name, "_fused_mm_to_copy");
+    EXPECT_EQ(g.outputs()[0], cast);
+    // And it runs: bitwise the two ops.
+    runtime::Executor ex(std::move(g));
+    Tensor a = randn({4, 3}).to(kBFloat16), b = randn({3, 5}).to(kBFloat16);
+    EXPECT_TRUE(bitwise_equal(ex.run({a, b})[0], mm(a, b).to(kFloat32)));
+  }
+  {
+    ir::Graph g;  // the product is returned too: it must exist on its own
+    int product, cast;
+    build(g, kBFloat16, kFloat32, product, cast);
+    g.set_outputs({cast, product});
+    EXPECT_FALSE(passes::fuse_mm_casts(g));
+  }
+  {
+    ir::Graph g;  // float32 products and casts to float64 are not the op's
+    int product, cast;
+    build(g, kFloat32, kFloat64, product, cast);
+    g.set_outputs({cast});
+    EXPECT_FALSE(passes::fuse_mm_casts(g));
+    ir::Graph h;
+    build(h, kBFloat16, kFloat64, product, cast);
+    h.set_outputs({cast});
+    EXPECT_FALSE(passes::fuse_mm_casts(h));
+  }
+  {
+    ir::Graph g;  // an operand made here that dies at the product, larger than the product
+    int a = g.add_input(meta({64, 64}, kBFloat16), "a");
+    int b = g.add_input(meta({64, 2}, kBFloat16), "b");
+    int na = g.nodes()[g.add_node(get_op("neg"), {a}, {})].outputs[0];
+    int product = g.nodes()[g.add_node(get_op("mm"), {na, b}, {})].outputs[0];
+    int cast = g.nodes()[g.add_node(get_op("_to_copy"), {product}, {AttrValue(kFloat32)})].outputs[0];
+    g.set_outputs({cast});
+    EXPECT_FALSE(passes::fuse_mm_casts(g));
+  }
+  for (bool other_reader : {true, false}) {
+    // The right operand is the bfloat16 copy of an input: made again inside the node
+    // (cast_mat2), and the copy's node goes when nothing else reads it.
+    SCOPED_TRACE(other_reader ? "the copy has another reader" : "the product is the copy's only reader");
+    ir::Graph g;
+    int x = g.add_input(meta({8, 6}), "x");
+    int a = g.add_input(meta({4, 8}, kBFloat16), "a");
+    int xb = g.nodes()[g.add_node(get_op("_to_copy"), {x}, {AttrValue(kBFloat16)})].outputs[0];
+    int r = other_reader ? g.nodes()[g.add_node(get_op("neg"), {xb}, {})].outputs[0] : -1;
+    int product = g.nodes()[g.add_node(get_op("mm"), {a, xb}, {})].outputs[0];
+    int cast = g.nodes()[g.add_node(get_op("_to_copy"), {product}, {AttrValue(kFloat32)})].outputs[0];
+    g.set_outputs(other_reader ? std::vector<int>{cast, r} : std::vector<int>{cast});
+    EXPECT_TRUE(passes::fuse_mm_casts(g));
+    ir::verify(g);
+    EXPECT_EQ(count_op(g, "_to_copy"), other_reader ? 1 : 0);
+    const ir::Node& f = g.nodes().back();
+    ASSERT_EQ(f.op->name, "_fused_mm_to_copy");
+    EXPECT_EQ(f.inputs[1], x);
+    EXPECT_EQ(f.attrs[1], AttrValue(true));
+    runtime::Executor ex(std::move(g));
+    Tensor xv = randn({8, 6}), av = randn({4, 8}).to(kBFloat16);
+    auto got = ex.run({xv, av});
+    EXPECT_TRUE(bitwise_equal(got[0], mm(av, xv.to(kBFloat16)).to(kFloat32)));
+    if (other_reader) {
+      EXPECT_TRUE(bitwise_equal(got[1], neg(xv.to(kBFloat16))));
+    }
+  }
+  {
+    ir::Graph g;  // an operand written between the product and the cast: the product stays
+    int product, cast;
+    int a = g.add_input(meta({4, 3}, kBFloat16), "a");
+    int b = g.add_input(meta({3, 5}, kBFloat16), "b");
+    int two = g.add_constant(full({}, 2.0));
+    product = g.nodes()[g.add_node(get_op("mm"), {a, b}, {})].outputs[0];
+    int wrote = g.nodes()[g.add_node(*get_op("mul").inplace, {a, two}, {})].outputs[0];
+    cast = g.nodes()[g.add_node(get_op("_to_copy"), {product}, {AttrValue(kFloat32)})].outputs[0];
+    g.set_outputs({cast, wrote});
+    EXPECT_FALSE(passes::fuse_mm_casts(g));
+    EXPECT_EQ(count_op(g, "mm"), 1);
+  }
 }

@@ -78,6 +78,16 @@ std::vector<const OpDef*> all_ops() {
 }
 
 // ---------------------------------------------------------------- promotion
+int64_t span_bytes(const TensorMeta& m) {
+  int64_t e = 1;
+  for (size_t d = 0; d < m.sizes.size(); ++d) {
+    if (m.sizes[d] == 0) return 0;
+    e += (m.sizes[d] - 1) * (m.strides.empty() ? 0 : m.strides[d]);
+  }
+  if (m.strides.empty()) e = multiply_integers(m.sizes);
+  return e * static_cast<int64_t>(element_size(m.dtype));
+}
+
 MetaRef MetaRef::of(const Tensor& t) {
   MetaRef m;
   if (!t.defined()) {

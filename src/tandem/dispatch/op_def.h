@@ -38,6 +38,10 @@ struct TensorMeta {
   DimVector strides;
 };
 
+/// Bytes a value's (sizes, strides) geometry spans from its first element (0 if empty):
+/// what a buffer holding it needs.
+int64_t span_bytes(const TensorMeta& m);
+
 /// How the dispatcher computes the dtype the kernel runs in (PyTorch result_type).
 enum class Promotion : uint8_t {
   None,          ///< the op's meta decides dtypes; inputs are passed unchanged

@@ -107,7 +107,7 @@ Partition choose_saved(const ir::Graph& g, size_t forward_nodes, const std::vect
   // Bytes a saved value keeps alive: its storage when the forward made it, else nothing.
   auto cost = [&](int v) -> int64_t {
     const int root = g.storage_root(v);
-    return g.value(root).kind == ir::ValueKind::Node ? runtime::span_bytes(g.value(root).meta) : 0;
+    return g.value(root).kind == ir::ValueKind::Node ? span_bytes(g.value(root).meta) : 0;
   };
   auto bytes_of = [&](const std::vector<int>& vs) {
     int64_t b = 0;
@@ -116,7 +116,7 @@ Partition choose_saved(const ir::Graph& g, size_t forward_nodes, const std::vect
       const int root = g.storage_root(v);
       if (g.value(root).kind != ir::ValueKind::Node || counted[static_cast<size_t>(root)]) continue;
       counted[static_cast<size_t>(root)] = true;
-      b += runtime::span_bytes(g.value(root).meta);
+      b += span_bytes(g.value(root).meta);
     }
     return b;
   };

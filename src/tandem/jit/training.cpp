@@ -245,7 +245,7 @@ std::string TrainingProgram::to_text() const {
     os << "# saved %" << v << " " << dtype_name(val.meta.dtype) << IntArrayRef(val.meta.sizes) << " ("
        << (fg.value(root).kind != ir::ValueKind::Node ? "an input or a view of one, kept by reference"
            : root != v ? "a view of %" + std::to_string(root) + ", no bytes of its own"
-                       : std::to_string(runtime::span_bytes(val.meta)) + " bytes")
+                       : std::to_string(span_bytes(val.meta)) + " bytes")
        << ")\n";
   }
   os << "# forward memory: " << forward->memory_summary() << "\n";

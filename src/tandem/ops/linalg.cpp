@@ -5,6 +5,7 @@
 
 #include "tandem/kernels/cpu/gemm.h"
 #include "tandem/kernels/cpu/loops.h"
+#include "tandem/kernels/cpu/onednn.h"
 #include "tandem/ops/binary.h"
 #include "tandem/ops/op_utils.h"
 #include "tandem/ops/shape.h"
@@ -157,6 +158,81 @@ TANDEM_REGISTER_OP(mm) {
   d.save_inputs = 0b11;
   d.backward = mm_backward;
   d.autocast = Autocast::LowerPrecision;
+  return d;
+}
+
+// _fused_mm_to_copy(self, mat2; dtype, cast_mat2) = _to_copy(mm(self, m), dtype) with
+// m = mat2, or with cast_mat2 m = _to_copy(mat2, self's dtype): compiled mode's cast of a
+// narrow product, made by the fuse_mm_casts pass where only the cast reads the product
+// (autocast programs: a bfloat16 weight gradient cast to its float32 parameter's dtype;
+// cast_mat2 where the product's right operand is the autocast copy of a tensor that stays
+// alive anyway, such as the model's input). self: [M, K] bfloat16 or float16; mat2: [K, N]
+// of self's dtype, or with cast_mat2 any floating dtype; dtype float32; result [M, N]
+// float32. The product is mm's own (the same kernel, rounded to the narrow dtype), written
+// into the front half of the result's bytes and widened there in place; until then the
+// back half holds the narrow copy of mat2 (cast_mat2, converted as _to_copy converts it)
+// and, where it fits, the product's oneDNN scratchpad. So bitwise the unfused ops' result,
+// without the narrow product's or the narrow operand's buffer. No backward (the pass runs
+// on programs without gradients). TypeError for other dtypes, ShapeError as mm.
+TANDEM_REGISTER_OP(_fused_mm_to_copy) {
+  OpDef d = matmul_like("_fused_mm_to_copy", {{"self"}, {"mat2"}});
+  d.attrs = {{"dtype", DType::Float32}, {"cast_mat2", false}};
+  d.meta = [](MetaContext& c) {
+    const MetaRef &a = c.inputs[0], &b = c.inputs[1];
+    const DType from = a.dtype, to = c.attrs.dtype(0);
+    const bool cast = c.attrs.b(1);
+    TANDEM_CHECK((from == kBFloat16 || from == kFloat16) && to == kFloat32 &&
+                     (cast ? is_floating_point(b.dtype) : b.dtype == from),
+                 TypeError, c.op, "got ", dtype_name(from), " and ", dtype_name(b.dtype), " operands and dtype ",
+                 dtype_name(to), ", expected a bfloat16 or float16 self, mat2 of its dtype (any floating dtype with ",
+                 "cast_mat2) and dtype float32");
+    check_mm_shapes(c.op, a, b);
+    c.outputs.push_back(TensorMeta{to, {a.sizes[0], b.sizes[1]}, {}});
+  };
+  d.cpu_kernel = [](KernelContext& c) {
+    const Tensor& out = c.outputs[0];
+    const DType from = c.inputs[0].dtype();
+    const bool cast = c.attrs.b(1);
+    auto narrow_copy = [&](const Tensor& t) {  // as _to_copy makes it: contiguous
+      Tensor n = empty_tensor(t.sizes(), from);
+      kernels::copy_kernel(n, t);
+      return n;
+    };
+    if (!out.is_contiguous()) {  // no front half to borrow: the unfused ops as they are
+      Tensor narrow = empty_tensor(out.sizes(), from);
+      kernels::bmm_out(c.op, narrow, c.inputs[0], cast ? narrow_copy(c.inputs[1]) : c.inputs[1]);
+      kernels::copy_kernel(out, narrow);
+      return;
+    }
+    // The narrow product over the first half of the result's bytes (offsets in elements:
+    // a float32 element is two narrow ones); the back half is free until the widening.
+    const size_t es = element_size(from);
+    Tensor narrow(IntrusivePtr<TensorImpl>::make(out.storage(), from, out.sizes(), out.storage_offset() * 2));
+    char* const storage_base = static_cast<char*>(out.storage()->data());
+    char* spare = static_cast<char*>(out.data_ptr()) + static_cast<size_t>(narrow.numel()) * es;
+    char* const end = static_cast<char*>(out.data_ptr()) + static_cast<size_t>(out.numel()) * sizeof(float);
+    auto align64 = [&](char* p) {
+      return p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64);
+    };
+    Tensor mat2 = c.inputs[1];
+    if (cast) {
+      char* at = align64(spare);
+      const size_t bytes = static_cast<size_t>(mat2.numel()) * es;
+      if (at + bytes <= end && (at - storage_base) % static_cast<ptrdiff_t>(es) == 0) {
+        Tensor n(IntrusivePtr<TensorImpl>::make(out.storage(), from, mat2.sizes(), (at - storage_base) / es));
+        kernels::copy_kernel(n, mat2);
+        mat2 = n;
+        spare = at + bytes;
+      } else {
+        mat2 = narrow_copy(mat2);
+      }
+    }
+    {
+      kernels::onednn::ScratchpadLoan loan(spare, static_cast<size_t>(end - spare));
+      kernels::bmm_out(c.op, narrow, c.inputs[0], mat2);
+    }
+    kernels::widen_in_place(out, from);
+  };
   return d;
 }
 

@@ -299,14 +299,7 @@ bool fuse_conv_blocks(ir::Graph& g) {
     // the convolution moves there: not past a node that writes one of its inputs (an
     // in-place op on the conv's input between conv and relu; found by the randomized test).
     const size_t li = static_cast<size_t>(pi >= 0 ? pi : ri);
-    bool written_between = false;
-    for (size_t k = ci + 1; k < li && !written_between; ++k) {
-      if (nodes[k].dead) continue;
-      for (int w : ir::written_values(nodes[k]))
-        for (int i : conv.inputs)
-          if (i >= 0 && g.storage_root(w) == g.storage_root(i)) written_between = true;
-    }
-    if (written_between) continue;
+    if (written_between(g, ci, li, conv.inputs)) continue;
     ir::Node& last = nodes[li];
     if (conv.attrs.size() != 4) continue;
     std::vector<AttrValue> attrs{conv.attrs[0], conv.attrs[1], conv.attrs[2], conv.attrs[3],
@@ -358,6 +351,87 @@ bool fuse_conv_blocks(ir::Graph& g) {
     m.strides = {m.sizes[1] * m.sizes[2] * m.sizes[3], 1, m.sizes[3] * m.sizes[1], m.sizes[1]};
     changed = true;
   }
+  return changed;
+}
+
+namespace {
+// Whether a live node after position k reads storage `root`, or a graph output is on it.
+bool read_after(const ir::Graph& g, size_t k, int root) {
+  for (int o : g.outputs())
+    if (g.storage_root(o) == root) return true;
+  const auto& nodes = g.nodes();
+  for (size_t j = k + 1; j < nodes.size(); ++j) {
+    if (nodes[j].dead) continue;
+    for (int i : nodes[j].inputs)
+      if (i >= 0 && g.storage_root(i) == root) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool fuse_mm_casts(ir::Graph& g) {
+  const OpDef* fused = find_op("_fused_mm_to_copy");
+  if (!fused) return false;
+  bool changed = false;
+  auto& nodes = g.mutable_nodes();
+  for (size_t mi = 0; mi < nodes.size(); ++mi) {
+    if (nodes[mi].dead || nodes[mi].op->name != "mm") continue;
+    const int product = nodes[mi].outputs[0];
+    const DType dt = g.value(product).meta.dtype;
+    if (dt != kBFloat16 && dt != kFloat16) continue;
+    const int ci = sole_reader(g, g.use_counts(), product);
+    if (ci < 0) continue;
+    ir::Node& cast = nodes[static_cast<size_t>(ci)];
+    if (cast.op->name != "_to_copy" || cast.attrs.size() != 1 || cast.attrs[0] != AttrValue(kFloat32)) continue;
+    // The product moves to the cast's place: not past a write to its operands.
+    if (written_between(g, mi, static_cast<size_t>(ci), nodes[mi].inputs)) continue;
+    // A right operand that is the autocast copy of a tensor alive here anyway (the
+    // model's input: its bfloat16 copy is otherwise kept from the forward to the last
+    // weight gradient) and that nothing reads after the product: the fused node makes the
+    // copy again from that tensor, in the result's back half (cast_mat2).
+    std::vector<int> operands = nodes[mi].inputs;
+    bool cast_mat2 = false;
+    {
+      const ir::Value& v = g.value(operands[1]);
+      const ir::Node* p = v.kind == ir::ValueKind::Node ? &nodes[static_cast<size_t>(v.producer)] : nullptr;
+      if (p && !p->dead && p->op->name == "_to_copy" && p->attrs.size() == 1 && p->attrs[0] == AttrValue(dt) &&
+          p->outputs[0] == v.id && g.storage_root(v.id) == v.id && !read_after(g, mi, v.id)) {
+        const int src = p->inputs[0];
+        const int root = g.storage_root(src);
+        const bool alive = g.value(root).kind != ir::ValueKind::Node || read_after(g, static_cast<size_t>(ci), root);
+        if (alive && !written_between(g, static_cast<size_t>(p->id), static_cast<size_t>(ci), {src})) {
+          operands[1] = src;
+          cast_mat2 = true;
+        }
+      }
+    }
+    // Unfused, the narrow product (P bytes) lives beside the float32 copy (2P); fused,
+    // the operands that would have died at the product live beside the result (2P) until
+    // the product is made (its scratchpad goes into the result's back half). So fuse only
+    // when those operands take fewer bytes than the product: the mlp's first-layer weight
+    // gradient (a [B, 784] input against a [256, 784] product), not the cnn's fc1 at
+    // batch 256 (a [256, 3136] input against [128, 3136]).
+    int64_t dying = 0;
+    std::vector<int> seen;
+    for (int i : operands) {
+      const int root = g.storage_root(i);
+      if (g.value(root).kind != ir::ValueKind::Node || std::find(seen.begin(), seen.end(), root) != seen.end() ||
+          read_after(g, static_cast<size_t>(ci), root))
+        continue;
+      seen.push_back(root);
+      dying += span_bytes(g.value(root).meta);
+    }
+    if (dying >= span_bytes(g.value(product).meta)) continue;
+    if (cast_mat2 && g.use_counts()[static_cast<size_t>(nodes[mi].inputs[1])] == 1)
+      nodes[static_cast<size_t>(g.value(nodes[mi].inputs[1]).producer)].dead = true;  // the copy had no other use
+    cast.op = fused;
+    cast.inputs = std::move(operands);
+    cast.attrs = {AttrValue(kFloat32), AttrValue(cast_mat2)};
+    nodes[mi].dead = true;
+    changed = true;
+  }
+  if (changed) g.compact();
   return changed;
 }
 

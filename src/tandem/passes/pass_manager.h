@@ -42,6 +42,17 @@ bool canonicalize(ir::Graph& g);
 /// NCHW). Bitwise the unfused values.
 bool fuse_conv_blocks(ir::Graph& g);
 
+/// Fuses mm -> _to_copy(float32) where the product is bfloat16 or float16 and only the
+/// cast reads it (autocast programs: a weight gradient cast to its float32 parameter's
+/// dtype) into one _fused_mm_to_copy node, which writes the narrow product into the front
+/// half of the float32 result and widens it in place: no buffer for the narrow product,
+/// which would otherwise sit beside its float32 copy. A right operand that is the narrow
+/// copy of a tensor alive there anyway, read last by the product, is made again inside the
+/// node (in the result's back half), so the copy need not live until then. Only where the
+/// operands that die at the product take fewer bytes than the product (else the peak
+/// could rise). Bitwise the unfused values.
+bool fuse_mm_casts(ir::Graph& g);
+
 /// Groups chains of elementwise ops (OpDef::pointwise; unary, binary and ternary ops,
 /// comparisons, casts, with broadcast and scalar operands) whose intermediate results
 /// nothing else reads and that have the chain's result shape into one _fused_pointwise

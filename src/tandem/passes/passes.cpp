@@ -333,6 +333,7 @@ PassManager::PassManager() {
   add("cse", common_subexpression_elimination);
   add("dce", dead_code_elimination);
   add("fuse_conv_blocks", fuse_conv_blocks);
+  add("fuse_mm_casts", fuse_mm_casts);
   add("fuse_pointwise", fuse_pointwise);
   add("inplace_reuse", inplace_reuse);
 }

@@ -537,16 +537,6 @@ int BudgetPlan::sliced() const {
   return static_cast<int>(std::count_if(offloads.begin(), offloads.end(), [](const Offload& o) { return o.sliced; }));
 }
 
-int64_t span_bytes(const TensorMeta& m) {
-  int64_t e = 1;
-  for (size_t d = 0; d < m.sizes.size(); ++d) {
-    if (m.sizes[d] == 0) return 0;
-    e += (m.sizes[d] - 1) * (m.strides.empty() ? 0 : m.strides[d]);
-  }
-  if (m.strides.empty()) e = multiply_integers(m.sizes);
-  return e * static_cast<int64_t>(element_size(m.dtype));
-}
-
 std::string spill_directory() {
   for (const char* var : {"TANDEM_SPILL_DIR", "TMPDIR"})
     if (const char* d = std::getenv(var); d && *d) return d;

@@ -71,10 +71,6 @@ SlicedAccess sliced_access(const ir::Graph& g, int k, int r);
 /// right where it is made (nothing is in it yet).
 bool spill_writes(const ir::Graph& g, const Offload& o);
 
-/// Bytes a value's (sizes, strides) geometry spans from its first element (0 if empty):
-/// what a buffer holding it needs.
-int64_t span_bytes(const TensorMeta& m);
-
 /// Speeds the budget planner prices its choices with (bytes per second). measure_costs()
 /// measures them on this machine once per process.
 struct BudgetCosts {

@@ -189,11 +189,16 @@ int64_t float_bits(float f) {
   return static_cast<int64_t>(u);
 }
 
+// The innermost ScratchpadLoan of this thread (none: 0 bytes).
+thread_local void* loan_data = nullptr;
+thread_local size_t loan_bytes = 0;
+
 void execute(const dnnl::primitive& p, std::unordered_map<int, dnnl::memory>& args, const Entry& e) {
-  TempBuffer scratch(e.scratch_bytes);
+  const bool lent = e.scratch_bytes > 0 && e.scratch_bytes <= loan_bytes;
+  TempBuffer scratch(lent ? 0 : e.scratch_bytes);
   if (e.scratch_bytes > 0) {
     dnnl::memory::desc sd({static_cast<int64_t>(e.scratch_bytes)}, dt::u8, tag::a);
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, engine(), scratch.get()));
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, engine(), lent ? loan_data : scratch.get()));
   }
   try {
     p.execute(stream(), args);
@@ -313,6 +318,19 @@ bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix
                 const GemmMatrix& C, float alpha, float beta) {
   if (batch == 1 && large_sgemm_shape(M, N, K) && sgemm_large(M, N, K, A, B, C, alpha, beta)) return true;
   return matmul_typed(dt::f32, 1, batch, M, N, K, A, B, C, alpha, beta);
+}
+
+ScratchpadLoan::ScratchpadLoan(void* data, size_t bytes) : prev_data_(loan_data), prev_bytes_(loan_bytes) {
+  // oneDNN lays its scratch out from the base on 64-byte boundaries (cache lines).
+  const auto addr = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t aligned = (addr + 63) & ~uintptr_t{63};
+  loan_data = reinterpret_cast<void*>(aligned);
+  loan_bytes = data != nullptr && bytes >= aligned - addr ? bytes - (aligned - addr) : 0;
+}
+
+ScratchpadLoan::~ScratchpadLoan() {
+  loan_data = prev_data_;
+  loan_bytes = prev_bytes_;
 }
 
 bool matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,

@@ -7,8 +7,9 @@
 //   convolution needs between tandem's plain layouts and the blocked layouts oneDNN
 //   picks) are kept in a small thread-safe LRU cache keyed by every shape, stride,
 //   dtype and attribute that went into them.
-// - Scratchpads are user-managed (one growing buffer per thread), so one primitive can
-//   run from several threads at once.
+// - Scratchpads are user-managed (taken from tandem's allocator for each execution, or
+//   lent by the caller: ScratchpadLoan), so one primitive can run from several threads at
+//   once and its scratch shows in tandem's memory statistics.
 // - oneDNN threads with OpenMP (libgomp), the runtime tandem::parallel_for uses: one pool.
 // No oneDNN header leaks out of this file; callers pass raw pointers and geometry.
 #include <cstddef>
@@ -33,6 +34,24 @@ bool matmul_f32(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix
 /// rounds each result element once. Returns false as matmul_f32 does.
 bool matmul_bf16(int64_t batch, int64_t M, int64_t N, int64_t K, const GemmMatrix& A, const GemmMatrix& B,
                  const GemmMatrix& C, float alpha, float beta);
+
+/// While alive, lends `bytes` at `data` to the oneDNN primitives this thread executes as
+/// their scratchpad, where it is large enough (others take theirs from the allocator as
+/// usual). For a kernel with memory it will not touch until the primitive is done:
+/// _fused_mm_to_copy lends the back half of its float32 result, so the product's scratch
+/// costs nothing on top of the result. `data` is rounded up to 64 bytes. Nestable (the
+/// innermost loan applies); not copyable.
+class ScratchpadLoan {
+ public:
+  ScratchpadLoan(void* data, size_t bytes);
+  ~ScratchpadLoan();
+  ScratchpadLoan(const ScratchpadLoan&) = delete;
+  ScratchpadLoan& operator=(const ScratchpadLoan&) = delete;
+
+ private:
+  void* prev_data_;
+  size_t prev_bytes_;
+};
 
 /// Strides (in elements) of a 4-D tensor, for layouts other than contiguous NCHW.
 struct Strides4 {
