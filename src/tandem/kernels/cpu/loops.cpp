@@ -103,56 +103,34 @@ void copy_kernel(const Tensor& dst, const Tensor& src) {
   });
 }
 
-namespace {
-// Widens elements [lo, hi) of `src` into `dst` (the same bytes), from the top down in
-// groups of 8, each group read before it is written: element i's float lands on bytes
-// [4i, 4i + 4), which hold narrow elements 2i and 2i + 1, both at or above i, so nothing
-// below the group is overwritten before it is read.
-template <typename S>
-void widen_down(const S* src, float* dst, int64_t lo, int64_t hi) {
-  int64_t i = hi;
-  for (; i - lo >= 8; ) {
-    i -= 8;
-    S in[8];
-    float out[8];
-    std::memcpy(in, src + i, sizeof in);
-    for (int k = 0; k < 8; ++k) out[k] = convert_elem<float>(in[k]);
-    std::memcpy(dst + i, out, sizeof out);
-  }
-  while (i > lo) {
-    --i;
-    const float f = convert_elem<float>(src[i]);
-    std::memcpy(dst + i, &f, sizeof f);
-  }
-}
-
-template <typename S>
-void widen_typed(char* base, int64_t n) {
-  const S* src = reinterpret_cast<const S*>(base);
-  float* dst = reinterpret_cast<float*>(base);
-  // Elements [ceil(hi / 2), hi) read bytes below 2 hi and write bytes from 2 hi up: no
-  // overlap with any unconverted element, so each such round may run in parallel. The
-  // last rounds are short: one thread finishes the front from the top down.
-  constexpr int64_t kSerial = int64_t{1} << 15;
-  int64_t hi = n;
-  while (hi > kSerial) {
-    const int64_t lo = (hi + 1) / 2;
-    parallel_for(lo, hi, 8192, [&](int64_t b, int64_t e) { widen_down(src, dst, b, e); });
-    hi = lo;
-  }
-  widen_down(src, dst, 0, hi);
-}
-}  // namespace
-
 void widen_in_place(const Tensor& dst, DType from) {
   TANDEM_CHECK(dst.dtype() == kFloat32 && (from == kBFloat16 || from == kFloat16), TypeError, "widen_in_place",
                "got ", dtype_name(from), " values into ", dtype_name(dst.dtype()),
                ", expected bfloat16 or float16 into float32");
   TANDEM_CHECK(dst.is_contiguous(), ValueError, "widen_in_place", "got a non-contiguous tensor of strides ",
                dst.strides(), ", expected a contiguous one");
-  char* base = static_cast<char*>(dst.data_ptr());
-  if (from == kBFloat16) widen_typed<BFloat16>(base, dst.numel());
-  else widen_typed<Half>(base, dst.numel());
+  const int64_t off = dst.storage_offset();
+  auto narrow = [&](int64_t lo, int64_t hi) {
+    return Tensor(IntrusivePtr<TensorImpl>::make(dst.storage(), from, IntArrayRef({hi - lo}), off * 2 + lo));
+  };
+  auto wide = [&](int64_t lo, int64_t hi) {
+    return Tensor(IntrusivePtr<TensorImpl>::make(dst.storage(), kFloat32, IntArrayRef({hi - lo}), off + lo));
+  };
+  // Elements [ceil(hi / 2), hi) read bytes [2 lo, 2 hi) and write bytes [4 lo, 4 hi), at or
+  // above 2 hi: disjoint, and above every element not converted yet. So each round is a
+  // plain copy_kernel (parallel; the conversion is the copy's by construction), the rounds
+  // halving; the last few thousand elements go through a small buffer.
+  int64_t hi = dst.numel();
+  while (hi > 4096) {
+    const int64_t lo = (hi + 1) / 2;
+    copy_kernel(wide(lo, hi), narrow(lo, hi));
+    hi = lo;
+  }
+  if (hi > 0) {
+    Tensor head = empty_tensor({hi}, kFloat32);
+    copy_kernel(head, narrow(0, hi));
+    std::memcpy(dst.data_ptr(), head.data_ptr(), static_cast<size_t>(hi) * sizeof(float));
+  }
 }
 
 void fill_kernel(const Tensor& dst, const Scalar& value) {

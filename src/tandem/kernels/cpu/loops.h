@@ -268,8 +268,9 @@ void copy_kernel(const Tensor& dst, const Tensor& src);
 /// start of dst's bytes become dst's float32 values, each converted as copy_kernel
 /// converts it (exactly). dst: contiguous float32; its front half holds the narrow values
 /// (a producer wrote them there), so a cast of a dying narrow result needs no second
-/// buffer. Values are moved from the top down, in parallel rounds whose reads and writes
-/// do not overlap. TypeError for another dtype, ValueError for a non-contiguous dst.
+/// buffer. Values move from the top down in halving rounds of copy_kernel over views
+/// whose reads and writes do not overlap (measured: about 3x a copy into another buffer).
+/// TypeError for another dtype, ValueError for a non-contiguous dst.
 void widen_in_place(const Tensor& dst, DType from);
 /// Fills every element of dst with value (converted to dst's dtype).
 void fill_kernel(const Tensor& dst, const Scalar& value);
