@@ -127,8 +127,8 @@ TEST(Autograd, HooksReplaceGradient) {
 }
 
 TEST(Autograd, LeafHooksRegisteredBeforeTheGraphRunAndCanBeRemoved) {
-  // A leaf's AccumulateGrad node is held only weakly by the leaf: hooks registered
-  // before any graph uses the leaf must survive the node (PyTorch keeps them on the tensor).
+  // Hooks registered before any graph uses the leaf reach the AccumulateGrad node made
+  // later (PyTorch keeps them on the tensor).
   Tensor x = tensor({1.0, 2.0}).requires_grad_();
   int calls = 0;
   auto h = x.register_hook([&](const Tensor& g) {
@@ -145,6 +145,29 @@ TEST(Autograd, LeafHooksRegisteredBeforeTheGraphRunAndCanBeRemoved) {
   (x * 2.0).sum().backward();
   EXPECT_EQ(vals(x.grad()), (std::vector<double>{2, 2}));
   EXPECT_EQ(calls, 2);
+}
+
+TEST(Autograd, ALeafKeepsOneAccumulateGradNodeAndAGraphDoesNotKeepTheLeaf) {
+  // The leaf holds its node (no node made and freed per op); the node refers to the leaf
+  // weakly, so the leaf dies with its last handle even while a graph still uses it.
+  Tensor y;
+  int calls = 0;
+  std::shared_ptr<autograd::Node> node;
+  {
+    Tensor w = full({1024}, 3.0f).requires_grad_();
+    node = autograd::gradient_edge(w).node;
+    { Tensor t = w * 2.0; }  // a graph made and dropped
+    EXPECT_EQ(autograd::gradient_edge(w).node, node);
+    EXPECT_EQ(static_cast<autograd::AccumulateGrad&>(*node).variable().impl(), w.impl());
+    w.register_hook([&](const Tensor& g) {
+      ++calls;
+      return g;
+    });
+    y = w.sum();  // sum saves no tensor: only the AccumulateGrad node refers to w
+  }
+  EXPECT_FALSE(static_cast<autograd::AccumulateGrad&>(*node).variable().defined()) << "the graph kept the leaf alive";
+  y.backward();  // reaches the dead leaf's node: its hook runs, the gradient is dropped
+  EXPECT_EQ(calls, 1);
 }
 
 TEST(Autograd, RetainGradAndPostAccumulateHook) {

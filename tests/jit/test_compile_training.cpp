@@ -62,6 +62,80 @@ TEST(CompileTraining, GradientsEqualEagerBitwiseAndTheProgramIsReused) {
   EXPECT_GT(cf->last_training_program()->saved_bytes, 0);
 }
 
+TEST(CompileTraining, OutputsTheLossLeavesOutGiveNoGradientAsInEager) {
+  // The caller's loss reaches only some outputs: nothing flows from the others (eager
+  // never runs their backward), so no zeros meet saved infinities (0 * inf = NaN), no
+  // -0 + 0 flips a sign, and a parameter only the left-out outputs reach gets no .grad.
+  Tensor w = full({3, 2}, 30.0f).requires_grad_();   // exp(90) = inf in float32
+  Tensor b = tensor({-0.0f, 1.0f, 2.0f}).requires_grad_();
+  auto fn = [&](const std::vector<Tensor>& in) {
+    Tensor h = matmul(in[0], w);
+    return std::vector<Tensor>{h * 0.5, h.exp(), (in[0] * b).tanh(), h.sum() * b.sum()};
+  };
+  auto cf = compile(fn);
+  const Tensor x = tensor({{1.0f, -2.0f, 0.5f}});
+  // Subsets of outputs in the loss; each call after the first runs the program.
+  const std::vector<std::vector<size_t>> uses = {{0, 1, 2, 3}, {0}, {0, 2}, {1}, {0}, {3, 0}, {2}};
+  for (size_t call = 0; call < uses.size(); ++call) {
+    std::vector<Tensor> grads[2];
+    for (int mode = 0; mode < 2; ++mode) {
+      w.set_grad(Tensor());
+      b.set_grad(Tensor());
+      auto out = mode ? (*cf)({x}) : fn({x});
+      Tensor loss;
+      for (size_t k : uses[call]) loss = loss.defined() ? loss + out[k].sum() : out[k].sum();
+      loss.backward();
+      grads[mode] = {w.grad(), b.grad()};
+    }
+    for (size_t i = 0; i < 2; ++i) {
+      ASSERT_EQ(grads[0][i].defined(), grads[1][i].defined()) << "call " << call << " parameter " << i;
+      if (grads[0][i].defined()) {
+        EXPECT_TRUE(bitwise_equal(grads[0][i], grads[1][i])) << "call " << call << " parameter " << i;
+      }
+    }
+  }
+  EXPECT_FALSE(w.grad().defined() && b.grad().defined());
+  EXPECT_EQ(cf->compiled_calls(), static_cast<int64_t>(uses.size()) - 1);
+}
+
+namespace {
+// Two differentiable outputs whose backward combines both gradients: with one missing,
+// eager mode gives this rule zeros (materialized), which a program cannot know.
+struct SinAndCos : autograd::Function<SinAndCos> {
+  static std::vector<Tensor> forward(autograd::AutogradContext* ctx, Tensor x) {
+    ctx->save_for_backward({x});
+    return {x.sin(), x.cos()};
+  }
+  static std::vector<Tensor> backward(autograd::AutogradContext* ctx, std::vector<Tensor> g) {
+    Tensor x = ctx->get_saved_variables()[0];
+    return {g[0] * x.cos() - g[1] * x.sin()};
+  }
+};
+}  // namespace
+
+TEST(CompileTraining, AMissingGradientOfAMultiOutputOpRaisesInsteadOfGuessing) {
+  Tensor w = tensor({0.5f, -1.0f, 2.0f}).requires_grad_();
+  auto fn = [&](const std::vector<Tensor>& in) {
+    auto sc = SinAndCos::apply(in[0] * w);
+    return std::vector<Tensor>{sc[0], sc[1]};
+  };
+  auto cf = compile(fn);
+  const Tensor x = tensor({1.0f, 2.0f, 3.0f});
+  auto out = (*cf)({x});  // the capture: eager
+  (out[0].sum() + out[1].sum()).backward();
+  out = (*cf)({x});
+  (out[0].sum() + out[1].sum()).backward();  // every gradient present: the program
+  EXPECT_EQ(cf->compiled_calls(), 1);
+  out = (*cf)({x});
+  try {
+    out[0].sum().backward();
+    FAIL() << "expected NotImplementedError";
+  } catch (const NotImplementedError& e) {
+    EXPECT_TRUE(contains(e.what(), "CompiledFunctionBackward")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "several differentiable outputs")) << e.what();
+  }
+}
+
 TEST(CompileTraining, ParametersReadByReferenceGetGradientsAndAccumulate) {
   manual_seed(2);
   auto lin = std::make_shared<nn::Linear>(4, 3);

@@ -200,7 +200,10 @@ void run_graph(const std::vector<Edge>& roots, const std::vector<Tensor>& root_g
     bool run = !captures || tasks[k].needed;
     if (captures && dynamic_cast<AccumulateGrad*>(n)) run = false;
     bool any = false;
-    for (const auto& g : grads) any = any || g.defined();
+    int defined = 0;
+    for (const auto& g : grads) defined += g.defined() ? 1 : 0;
+    any = defined > 0;
+    if (defined > 1 && capture_state::tracing_backward() > 0) ++capture_state::traced_multi_gradient_nodes();
     std::vector<Tensor> outs;
     if (run && any) outs = n->apply(std::move(grads));
     if (!keep_graph && run) n->release_variables();

@@ -196,24 +196,40 @@ Edge gradient_edge(const Tensor& t) {
   if (!t.requires_grad()) return {};
   AutogradMeta& m = ensure_meta(t);
   if (m.grad_fn) return {m.grad_fn, m.output_nr};
-  auto acc = m.grad_accumulator.lock();
-  if (!acc) {
-    acc = make_node<AccumulateGrad>(t);
-    if (m.leaf_hooks) acc->set_pre_hook_list(m.leaf_hooks);
-    m.grad_accumulator = acc;
+  if (!m.grad_accumulator) {
+    m.grad_accumulator = make_node<AccumulateGrad>(t);
+    if (m.leaf_hooks) m.grad_accumulator->set_pre_hook_list(m.leaf_hooks);
   }
-  return {acc, 0};
+  return {m.grad_accumulator, 0};
+}
+
+AutogradMeta::~AutogradMeta() {
+  if (grad_accumulator) static_cast<AccumulateGrad&>(*grad_accumulator).forget_variable();
 }
 
 // ---------------------------------------------------------------- AccumulateGrad
-AccumulateGrad::AccumulateGrad(Tensor leaf) : variable_(std::move(leaf)) {}
+AccumulateGrad::AccumulateGrad(const Tensor& leaf) : leaf_(leaf.impl()) {}
+
+Tensor AccumulateGrad::variable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!leaf_) return {};
+  // The count can be zero here while the leaf's destructor waits for mu_.
+  return Tensor(IntrusivePtr<TensorImpl>::try_retain(leaf_));
+}
+
+void AccumulateGrad::forget_variable() {
+  std::lock_guard<std::mutex> lock(mu_);
+  leaf_ = nullptr;
+}
 
 std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor g = std::move(grads[0]);
   if (!g.defined()) return {};
-  capture_state::observe_grad(variable_);
-  AutogradMeta& m = ensure_meta(variable_);
-  if (g.dtype() != variable_.dtype()) g = g.to(variable_.dtype());
+  Tensor leaf = variable();
+  if (!leaf.defined()) return {};  // the leaf is gone: nobody can read this gradient
+  capture_state::observe_grad(leaf);
+  AutogradMeta& m = ensure_meta(leaf);
+  if (g.dtype() != leaf.dtype()) g = g.to(leaf.dtype());
   if (!m.grad.defined()) {
     if (is_grad_enabled()) {
       m.grad = g;  // create_graph: keep the history
@@ -235,7 +251,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   if (!m.post_acc_hooks.empty()) {
     // User code with effects a program would not replay (it only records ops).
     capture_state::note_break("a post-accumulate-grad hook ran inside a compiled function");
-    for (auto& [id, hook] : m.post_acc_hooks) hook(variable_);
+    for (auto& [id, hook] : m.post_acc_hooks) hook(leaf);
   }
   return {};
 }

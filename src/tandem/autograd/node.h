@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -151,8 +152,11 @@ struct AutogradMeta : AutogradMetaBase {
   Tensor grad;                         ///< accumulated gradient (leaves, retain_grad)
   std::shared_ptr<Node> grad_fn;       ///< producing node (non-leaf)
   uint32_t output_nr = 0;              ///< which output of grad_fn this tensor is
-  std::weak_ptr<Node> grad_accumulator;  ///< AccumulateGrad node of a leaf
-  /// Tensor hooks of a leaf (shared with its AccumulateGrad node while one exists).
+  /// AccumulateGrad node of a leaf, made by the first gradient_edge() and kept while the
+  /// leaf lives (the node refers to the leaf weakly, so there is no cycle): an op on a
+  /// leaf does not make and free one each time.
+  std::shared_ptr<Node> grad_accumulator;
+  /// Tensor hooks of a leaf (shared with its AccumulateGrad node).
   std::shared_ptr<Node::PreHookList> leaf_hooks;
   bool retains_grad = false;
   int64_t retain_hook_id = -1;
@@ -166,6 +170,12 @@ struct AutogradMeta : AutogradMetaBase {
   DimVector view_sizes, view_strides;
   int64_t view_offset = 0;
   uint64_t attr_version = 0;  ///< storage version when grad_fn was last set
+
+  AutogradMeta() = default;
+  AutogradMeta(const AutogradMeta&) = delete;
+  AutogradMeta& operator=(const AutogradMeta&) = delete;
+  /// Tells the leaf's AccumulateGrad node (which a graph may still hold) that the leaf is gone.
+  ~AutogradMeta() override;
 };
 
 /// The tensor's autograd meta, or nullptr.
@@ -184,16 +194,25 @@ void refresh_view_history(const Tensor& t);
 /// Sets t's history to (node, output_nr) and marks it requiring grad.
 void set_history(const Tensor& t, const std::shared_ptr<Node>& node, uint32_t output_nr);
 
-/// Accumulates into a leaf's .grad (the sink of every backward path).
+/// Accumulates into a leaf's .grad (the sink of every backward path). The leaf keeps its
+/// node alive (AutogradMeta::grad_accumulator); the node refers to the leaf weakly: when
+/// the leaf is destroyed while a graph still holds the node, gradients reaching it are
+/// dropped (nothing can observe that leaf's .grad any more), after the node's pre-hooks
+/// ran, as PyTorch runs a dead leaf's tensor hooks.
 class AccumulateGrad : public Node {
  public:
-  explicit AccumulateGrad(Tensor leaf);
+  /// `leaf`: a tensor without grad_fn; it must outlive the call (not the node).
+  explicit AccumulateGrad(const Tensor& leaf);
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
   std::string name() const override { return "AccumulateGrad"; }
-  const Tensor& variable() const { return variable_; }
+  /// The leaf, or an undefined tensor once it has been destroyed. Thread-safe.
+  Tensor variable() const;
+  /// Called by the leaf's AutogradMeta destructor: the leaf is gone.
+  void forget_variable();
 
  private:
-  Tensor variable_;
+  mutable std::mutex mu_;  // orders variable()'s lock step against the leaf's destruction
+  TensorImpl* leaf_;
 };
 
 /// Anomaly mode (torch.autograd.set_detect_anomaly): records where each node was created

@@ -67,4 +67,8 @@ int& tracing_backward() {
   thread_local int depth = 0;
   return depth;
 }
+int& traced_multi_gradient_nodes() {
+  thread_local int count = 0;
+  return count;
+}
 }  // namespace tandem::capture_state

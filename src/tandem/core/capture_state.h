@@ -65,6 +65,10 @@ inline void note_break(const std::string& why) {
 /// Non-zero while capture itself traces the backward of the captured call (the engine
 /// then runs on traced values on purpose; a backward() the user's function calls is not).
 int& tracing_backward();
+/// Nodes that received two or more gradients while capture traced a backward (a forward op
+/// with several differentiable outputs): how such a node treats a missing one is its own
+/// rule's business, so a program cannot leave one out by pruning (jit/training.cpp).
+int& traced_multi_gradient_nodes();
 
 /// Why the current capture cannot be replayed although the next call's may be ("" if
 /// none): the call completes eagerly, nothing is cached, and the next call captures again.

@@ -48,6 +48,23 @@ class IntrusivePtr {
   void reset() { release(); p_ = nullptr; }
   bool operator==(const IntrusivePtr& o) const { return p_ == o.p_; }
 
+  /// A new reference to *p when its count is above zero, else null: the lock step of a
+  /// weak reference (autograd::AccumulateGrad's to its leaf). Once the count has reached
+  /// zero the object is being destroyed and is never revived. The caller guarantees that
+  /// p's memory stays valid during the call (the object's destructor waits on a mutex the
+  /// caller holds).
+  static IntrusivePtr try_retain(T* p) {
+    IntrusivePtr r;
+    int64_t c = p->refcount_.load(std::memory_order_relaxed);
+    while (c > 0) {
+      if (p->refcount_.compare_exchange_weak(c, c + 1, std::memory_order_relaxed)) {
+        r.p_ = p;
+        break;
+      }
+    }
+    return r;
+  }
+
   template <typename... Args>
   static IntrusivePtr make(Args&&... args) { return IntrusivePtr(new T(std::forward<Args>(args)...)); }
 

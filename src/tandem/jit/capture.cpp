@@ -289,6 +289,7 @@ void trace_backward(Capture& c, Tracer& tracer, const std::vector<Tensor>& input
     TracingBackward() { ++capture_state::tracing_backward(); }
     ~TracingBackward() { --capture_state::tracing_backward(); }
   } tracing;
+  capture_state::traced_multi_gradient_nodes() = 0;
   try {
     grads = autograd::grad(diff_outputs, targets, seeds, /*retain_graph=*/true, /*create_graph=*/false,
                            /*allow_unused=*/true);
@@ -298,6 +299,7 @@ void trace_backward(Capture& c, Tracer& tracer, const std::vector<Tensor>& input
     return;
   }
   for (const Tensor& g : grads) c.grad_values.push_back(g.defined() ? tracer.value_for(g) : -1);
+  c.backward_joins_gradients = capture_state::traced_multi_gradient_nodes() > 0;
   c.has_backward = true;
 }
 

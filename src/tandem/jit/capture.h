@@ -34,6 +34,9 @@ struct Capture {
   // graph, the forward's nodes then the backward's (recorded while autograd::grad ran the
   // same backward rules eager mode uses, on the capturing call's tensors).
   bool has_backward = false;
+  /// The recorded backward ran a node that received several gradients (a forward op with
+  /// several differentiable outputs): see TrainingProgram::backward_without.
+  bool backward_joins_gradients = false;
   size_t forward_nodes = 0;           ///< nodes [0, forward_nodes) are the forward's
   size_t forward_inputs = 0;          ///< graph inputs bound at forward time (call + lifted then)
   std::vector<int> grad_output_inputs;  ///< graph input value per differentiable output (its gradient)

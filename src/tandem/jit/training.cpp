@@ -77,23 +77,134 @@ std::vector<Tensor> compiled_backward(autograd::AutogradContext* ctx, std::vecto
   // them now lets the program free each one after its last use (run(&&) below).
   if (!autograd::detail::backward_keeps_graph())
     for (auto& s : ctx->saved_) s.reset();
-  const auto& gin = p->backward->graph().inputs();
+  // Outputs the caller's loss does not reach get no gradient (the node does not make
+  // zeros): their gradient inputs are left out, as eager mode's engine leaves them.
+  std::vector<bool> present;
+  for (size_t k = 0; k < grads.size(); ++k)
+    if (p->output_differentiable[k]) present.push_back(grads[k].defined());
+  const bool all = std::all_of(present.begin(), present.end(), [](bool b) { return b; });
+  const TrainingProgram::PartialBackward* partial = all ? nullptr : &p->backward_without(present);
+  runtime::Executor& program = partial ? *partial->program : *p->backward;
+  const auto& gin = program.graph().inputs();
   for (size_t k = 0; k < grads.size(); ++k) {
-    if (!p->output_differentiable[k]) continue;
+    if (!p->output_differentiable[k] || !grads[k].defined()) continue;
     Tensor g = std::move(grads[k]);  // the program frees it after its last use, as eager does
     // The program was planned for the layout of the capture's gradient (contiguous).
-    const auto& m = p->backward->graph().value(gin[in.size()]).meta;
+    const auto& m = program.graph().value(gin[in.size()]).meta;
     if (!g.strides().equals(m.strides) || g.dtype() != m.dtype) g = g.contiguous().to(m.dtype);
     in.push_back(std::move(g));
   }
-  std::vector<Tensor> res = p->backward->run(std::move(in));
+  std::vector<Tensor> res = program.run(std::move(in));
   std::vector<Tensor> out(ctx->needs_input_grad_.size());
-  size_t r = 0;
+  size_t r = 0, with_grad = 0;
   for (size_t j = 0; j < p->targets.size(); ++j) {
     if (!p->target_has_grad[j]) continue;
-    out[static_cast<size_t>(p->targets[j])] = std::move(res[r++]);
+    if (!partial || partial->has_grad[with_grad]) out[static_cast<size_t>(p->targets[j])] = std::move(res[r++]);
+    ++with_grad;
   }
   return out;
+}
+
+// The backward graph `g` (inputs: `num_saved` saved values, then one gradient per
+// differentiable output) without the gradients `present` marks false: values computed
+// from missing gradients only are dropped (eager's engine never runs the nodes they come
+// from), and a sum in which one term is missing becomes the other term (the engine's
+// accumulation of a slot that received one gradient). `has_grad` gets one flag per output.
+ir::Graph prune_missing_gradients(const ir::Graph& g, size_t num_saved, const std::vector<bool>& present,
+                                  bool joins_gradients, std::vector<bool>& has_grad) {
+  constexpr int kMissing = -2;
+  const size_t nv = g.values().size();
+  std::vector<int> map(nv, -1);
+  std::vector<bool> from_grad(nv, false);  // depends on an output gradient
+  std::vector<bool> written(nv, false);    // storage written in place by some node
+  for (const ir::Node& n : g.nodes())
+    for (int w : written_values(n)) written[static_cast<size_t>(g.storage_root(w))] = true;
+  ir::Graph dst;
+  const auto& ins = g.inputs();
+  TANDEM_INTERNAL_ASSERT(ins.size() == num_saved + present.size(), "backward program inputs");
+  for (size_t k = 0; k < ins.size(); ++k) {
+    const ir::Value& v = g.value(ins[k]);
+    if (k >= num_saved) {
+      from_grad[static_cast<size_t>(ins[k])] = true;
+      if (!present[k - num_saved]) {
+        map[static_cast<size_t>(ins[k])] = kMissing;
+        continue;
+      }
+    }
+    const int id = dst.add_input(v.meta, v.name);
+    dst.mutable_value(id).wrapped_number = v.wrapped_number;
+    map[static_cast<size_t>(ins[k])] = id;
+  }
+  auto use = [&](int v) -> int {
+    if (v < 0) return -1;
+    int& m = map[static_cast<size_t>(v)];
+    if (m == -1) {  // a constant, copied where used
+      const ir::Value& sv = g.value(v);
+      TANDEM_INTERNAL_ASSERT(sv.kind == ir::ValueKind::Constant, "backward value %", v, " used before it is made");
+      m = dst.add_constant(sv.constant, sv.name);
+    }
+    return m;
+  };
+  auto unsupported = [&](const std::string& where) {
+    throw NotImplementedError(str_cat(
+        "[CompiledFunctionBackward] the caller gave no gradient to some of the compiled function's outputs, and its "
+        "backward combines their gradients with others ",
+        where,
+        " (eager mode's result for the missing gradient cannot be derived from the compiled program); call the "
+        "function eagerly, or use every differentiable output in the loss"));
+  };
+  if (joins_gradients) unsupported("in the backward rule of an op with several differentiable outputs");
+  for (const ir::Node& n : g.nodes()) {
+    bool grad_in = false, any_missing = false, all_missing = true;
+    for (int i : n.inputs) {
+      if (i < 0 || !from_grad[static_cast<size_t>(i)]) continue;
+      grad_in = true;
+      const bool missing = map[static_cast<size_t>(i)] == kMissing;
+      any_missing = any_missing || missing;
+      all_missing = all_missing && missing;
+    }
+    for (int o : n.outputs) from_grad[static_cast<size_t>(o)] = grad_in;
+    if (any_missing && all_missing) {
+      for (int o : n.outputs) map[static_cast<size_t>(o)] = kMissing;
+      continue;
+    }
+    if (any_missing) {
+      // add(a, b, alpha=1) of two gradients, one missing: the other term itself (eager
+      // passes on the one gradient a slot received, in its own layout), when nothing
+      // writes either in place (they become one value).
+      if (n.op->name != "add" || n.inputs.size() != 2 || n.outputs.size() != 1 ||
+          std::get<Scalar>(n.attrs.at(0)).to<double>() != 1.0)
+        unsupported(str_cat("in '", n.op->name, "'"));
+      const int kept = map[static_cast<size_t>(n.inputs[0])] == kMissing ? n.inputs[1] : n.inputs[0];
+      const TensorMeta &km = dst.value(use(kept)).meta, &om = g.value(n.outputs[0]).meta;
+      if (km.dtype != om.dtype || km.sizes != om.sizes || written[static_cast<size_t>(g.storage_root(kept))] ||
+          written[static_cast<size_t>(n.outputs[0])])
+        unsupported(str_cat("in '", n.op->name, "'"));
+      map[static_cast<size_t>(n.outputs[0])] = use(kept);
+      continue;
+    }
+    std::vector<int> node_ins;
+    bool relaid = false;  // an input's layout differs from the recording's
+    for (int i : n.inputs) {
+      node_ins.push_back(use(i));
+      relaid = relaid || (i >= 0 && dst.value(node_ins.back()).meta.strides != g.value(i).meta.strides);
+    }
+    std::vector<TensorMeta> metas;  // empty: inferred by the op's meta function, as eager's kernel would
+    if (!relaid)
+      for (int o : n.outputs) metas.push_back(g.value(o).meta);
+    const int id = dst.add_node(*n.op, std::move(node_ins), n.attrs, std::move(metas));
+    const auto& outs = dst.nodes()[static_cast<size_t>(id)].outputs;
+    for (size_t j = 0; j < outs.size(); ++j) map[static_cast<size_t>(n.outputs[j])] = outs[j];
+  }
+  std::vector<int> outs;
+  has_grad.clear();
+  for (int o : g.outputs()) {
+    const bool has = o < 0 || map[static_cast<size_t>(o)] != kMissing;
+    has_grad.push_back(has);
+    if (has) outs.push_back(use(o));
+  }
+  dst.set_outputs(std::move(outs));
+  return dst;
 }
 
 // Fusions that change what the forward saves for the backward (fuse_conv_blocks' training
@@ -178,6 +289,10 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
   for (size_t k = f; k < n; ++k) backward_positions.push_back(k);
   p->forward = optimise(extract(g, fwd_inputs, forward_positions, fwd_outputs, p->forward_origin), opts);
   p->backward = optimise(extract(g, bwd_inputs, backward_positions, bwd_outputs, p->backward_origin), opts);
+  std::vector<int> unused_origin;
+  p->backward_unoptimised = extract(g, bwd_inputs, backward_positions, bwd_outputs, unused_origin);
+  p->options = std::make_shared<const CompileOptions>(opts);
+  p->backward_joins_gradients = c.backward_joins_gradients;
   // Buffers allocated per value (not one arena for the whole run): with the saved values
   // freed as they are consumed, the backward's peak is eager's.
   p->backward->set_use_arena(false);
@@ -185,6 +300,18 @@ std::shared_ptr<TrainingProgram> build_training_program(Capture& c, const Compil
   p->forward_origin.resize(p->forward->graph().values().size(), -1);
   p->backward_origin.resize(p->backward->graph().values().size(), -1);
   return p;
+}
+
+const TrainingProgram::PartialBackward& TrainingProgram::backward_without(const std::vector<bool>& present) {
+  std::lock_guard<std::mutex> lock(partial_mu_);
+  for (const auto& [mask, pb] : partial_)
+    if (mask == present) return *pb;
+  auto pb = std::make_unique<PartialBackward>();
+  ir::Graph g = prune_missing_gradients(backward_unoptimised, num_saved, present, backward_joins_gradients, pb->has_grad);
+  pb->program = optimise(std::move(g), *options);
+  pb->program->set_use_arena(false);  // as `backward`: buffers freed after their last use
+  partial_.emplace_back(present, std::move(pb));
+  return *partial_.back().second;
 }
 
 std::vector<Tensor> run_training_program(const std::shared_ptr<TrainingProgram>& p, const std::vector<Tensor>& inputs) {
@@ -201,6 +328,7 @@ std::vector<Tensor> run_training_program(const std::shared_ptr<TrainingProgram>&
   if (!any) return user;
   auto node = autograd::make_node<autograd::CppNode>("CompiledFunctionBackward", &compiled_backward);
   node->ctx.needs_input_grad_ = needs;
+  node->ctx.set_materialize_grads(false);  // a missing output gradient stays missing (compiled_backward)
   node->ctx.saved_data["program"] = p;
   node->ctx.save_for_backward(std::vector<Tensor>(outs.begin() + static_cast<std::ptrdiff_t>(p->num_outputs), outs.end()));
   std::vector<Tensor> non_diff;

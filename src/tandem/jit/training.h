@@ -7,6 +7,7 @@
 // one node on the eager tape; its backward runs the backward program. So compiled and
 // eager code mix freely in one model and one backward().
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,33 @@ struct TrainingProgram {
   std::vector<int> forward_origin, backward_origin;
   /// Both programs as text, saved values marked ("# saved").
   std::string to_text() const;
+
+  /// The backward before the pass manager ran (same inputs and outputs as `backward`):
+  /// what backward_without() prunes.
+  ir::Graph backward_unoptimised;
+  /// A backward program for a call whose caller gave no gradient to some differentiable
+  /// outputs (`present`: one flag per gradient input of `backward`; some false), as eager
+  /// mode's engine would run it: nothing flows from a missing gradient (no zeros), a
+  /// gradient sum with a missing term is the other term, and targets that only missing
+  /// gradients reach get none. Made on first use and kept. Its inputs: the saved values,
+  /// then the present gradients; `has_grad`: per target with a gradient in `backward`,
+  /// whether this program returns one. NotImplementedError (naming CompiledFunctionBackward)
+  /// when a missing gradient meets an op other than such a sum (say a concatenation of two
+  /// outputs' gradients), where eager mode's result cannot be derived from the recording.
+  struct PartialBackward {
+    std::unique_ptr<runtime::Executor> program;
+    std::vector<bool> has_grad;
+  };
+  const PartialBackward& backward_without(const std::vector<bool>& present);
+  /// The options the programs were compiled with (for programs made later).
+  std::shared_ptr<const CompileOptions> options;
+  /// Capture::backward_joins_gradients: backward_without raises (a node's rule decides
+  /// what a missing gradient of one of its outputs means).
+  bool backward_joins_gradients = false;
+
+ private:
+  std::mutex partial_mu_;
+  std::vector<std::pair<std::vector<bool>, std::unique_ptr<PartialBackward>>> partial_;
 };
 
 /// Splits a capture with a recorded backward into a TrainingProgram (each program
